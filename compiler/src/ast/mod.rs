@@ -1,0 +1,215 @@
+//! Step 2 of parsing (CST → AST): the abstract syntax tree of one policy file.
+//!
+//! Every node carries its [`Span`]; equality ignores spans.
+
+mod expr;
+mod literal;
+mod span;
+
+pub use expr::{BinOp, Expr, ExprKind, Quantifier, StrPart};
+pub use literal::{F64, Literal, LiteralKind};
+pub use span::{Ident, Span};
+
+/// One parsed source file.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct PolicyFile {
+    pub header: Option<Header>,
+    pub items: Vec<Item>,
+}
+
+/// `policy NAME "description"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub name: Ident,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Tool(ToolDecl),
+    Context(ContextDecl),
+    Rule(Rule),
+    Test(TestBlock),
+}
+
+impl Item {
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Tool(t) => t.span,
+            Item::Context(c) => c.span,
+            Item::Rule(r) => r.span,
+            Item::Test(t) => t.span,
+        }
+    }
+}
+
+/// `tool NAME { fields }` or `tool NAME from "schema.json"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolDecl {
+    pub name: Ident,
+    pub shape: ToolShape,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolShape {
+    Fields(Vec<FieldDecl>),
+    Schema { path: String, span: Span },
+}
+
+/// `context { fields }`: the host-provided context fields the policy reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextDecl {
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDecl {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    pub optional: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeKind {
+    String,
+    Int,
+    Float,
+    Bool,
+    Any,
+    List(Box<TypeExpr>),
+    Record(Vec<FieldDecl>),
+    Enum(Vec<String>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleKind {
+    Precheck,
+    Gate,
+    Postcheck,
+}
+
+impl RuleKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            RuleKind::Precheck => "precheck",
+            RuleKind::Gate => "gate",
+            RuleKind::Postcheck => "postcheck",
+        }
+    }
+}
+
+/// `KIND NAME on SELECTORS [when COND] => EFFECTS [examples {…}]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub kind: RuleKind,
+    pub name: Ident,
+    pub selectors: Vec<Selector>,
+    pub condition: Option<Expr>,
+    pub effects: Vec<Effect>,
+    pub examples: Option<Literal>,
+    pub span: Span,
+}
+
+/// A tool name, a glob over tool names, or `*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selector {
+    pub text: String,
+    pub span: Span,
+}
+
+impl Selector {
+    pub fn is_glob(&self) -> bool {
+        self.text.contains(['*', '?'])
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effect {
+    pub kind: EffectKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EffectKind {
+    Allow,
+    Deny(Expr),
+    Ask(Expr),
+    Accept,
+    ReplaceContent(Expr),
+    ReplaceValue(Expr),
+    Fail {
+        message: Expr,
+        context: Option<Expr>,
+    },
+    Attach(Expr),
+    Veto(Expr),
+}
+
+impl EffectKind {
+    /// How the effect is written, for messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            EffectKind::Allow => "allow",
+            EffectKind::Deny(_) => "deny",
+            EffectKind::Ask(_) => "ask",
+            EffectKind::Accept => "accept",
+            EffectKind::ReplaceContent(_) => "replace content",
+            EffectKind::ReplaceValue(_) => "replace value",
+            EffectKind::Fail { .. } => "fail",
+            EffectKind::Attach(_) => "attach context",
+            EffectKind::Veto(_) => "a veto reason",
+        }
+    }
+}
+
+/// `test "name" { statements }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestBlock {
+    pub name: String,
+    pub name_span: Span,
+    pub statements: Vec<TestStmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestStmt {
+    pub kind: TestStmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TestStmtKind {
+    Agent(Literal),
+    Context(Literal),
+    Call {
+        tool: Ident,
+        args: Literal,
+    },
+    Result {
+        status: Ident,
+        fields: Option<Literal>,
+    },
+    Expect(Expectation),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expectation {
+    Verdict(Ident),
+    Gate(Ident),
+    NoGate,
+    Rule(Ident),
+    Reason(String),
+    Content(String),
+    Value(Literal),
+    Fail(String),
+    Attached(String),
+}

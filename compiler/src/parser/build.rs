@@ -1,0 +1,654 @@
+//! Step 2 of parsing (CST → AST): turns pest's pairs into the syntax tree, with spans.
+
+use pest::iterators::{Pair, Pairs};
+
+use super::Rule;
+use crate::ast::*;
+use crate::diagnostics::{Code, Diagnostic};
+
+type Node<'i> = Pair<'i, Rule>;
+
+/// A node whose children are not what the grammar promises; never expected, reported if seen.
+struct Malformed(Span);
+
+type Built<T> = Result<T, Malformed>;
+
+struct Builder<'a> {
+    path: &'a str,
+    offset: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub(crate) fn build_file(
+    path: &str,
+    mut pairs: Pairs<'_, Rule>,
+    offset: usize,
+) -> (PolicyFile, Vec<Diagnostic>) {
+    let mut builder = Builder {
+        path,
+        offset,
+        diagnostics: Vec::new(),
+    };
+    let mut file = PolicyFile::default();
+    if let Some(root) = pairs.next() {
+        for node in children(root) {
+            let result = match node.as_rule() {
+                Rule::header => builder.header(node).map(|h| file.header = Some(h)),
+                Rule::tool_decl => builder
+                    .tool_decl(node)
+                    .map(|t| file.items.push(Item::Tool(t))),
+                Rule::context_decl => builder
+                    .context_decl(node)
+                    .map(|c| file.items.push(Item::Context(c))),
+                Rule::rule_decl => builder.rule(node).map(|r| file.items.push(Item::Rule(r))),
+                Rule::test_block => builder
+                    .test_block(node)
+                    .map(|t| file.items.push(Item::Test(t))),
+                _ => Ok(()),
+            };
+            if let Err(Malformed(span)) = result {
+                builder.diagnostics.push(
+                    Diagnostic::new(Code::Syntax, path, span, "this item could not be read")
+                        .help("the parser accepted text the builder does not understand; please report it"),
+                );
+            }
+        }
+    }
+    (file, builder.diagnostics)
+}
+
+/// The children of a node, without keyword tokens (their meaning is the node's rule).
+fn children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    node.into_inner()
+        .filter(|child| !is_keyword(child.as_rule()))
+}
+
+fn is_keyword(kind_of: Rule) -> bool {
+    matches!(
+        kind_of,
+        Rule::kw_policy
+            | Rule::kw_tool
+            | Rule::kw_from
+            | Rule::kw_context
+            | Rule::kw_on
+            | Rule::kw_when
+            | Rule::kw_allow
+            | Rule::kw_accept
+            | Rule::kw_deny
+            | Rule::kw_ask
+            | Rule::kw_replace
+            | Rule::kw_content
+            | Rule::kw_value
+            | Rule::kw_fail
+            | Rule::kw_with
+            | Rule::kw_attach
+            | Rule::kw_examples
+            | Rule::kw_test
+            | Rule::kw_agent
+            | Rule::kw_call
+            | Rule::kw_result
+            | Rule::kw_expect
+            | Rule::kw_gate
+            | Rule::kw_no
+            | Rule::kw_rule
+            | Rule::kw_reason
+            | Rule::kw_or
+            | Rule::kw_and
+            | Rule::kw_not
+            | Rule::kw_in
+            | Rule::EOI
+    )
+}
+
+impl Builder<'_> {
+    fn span(&self, node: &Node<'_>) -> Span {
+        let s = node.as_span();
+        Span::new(s.start() + self.offset, s.end() + self.offset)
+    }
+
+    fn ident(&self, node: Node<'_>) -> Ident {
+        Ident {
+            name: node.as_str().to_string(),
+            span: self.span(&node),
+        }
+    }
+
+    fn next<'i>(&self, it: &mut impl Iterator<Item = Node<'i>>, parent: Span) -> Built<Node<'i>> {
+        it.next().ok_or(Malformed(parent))
+    }
+
+    fn header(&mut self, node: Node<'_>) -> Built<Header> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name = self.ident(self.next(&mut it, span)?);
+        let description = match it.next() {
+            Some(s) => Some(self.plain_string(s)?),
+            None => None,
+        };
+        Ok(Header {
+            name,
+            description,
+            span,
+        })
+    }
+
+    fn tool_decl(&mut self, node: Node<'_>) -> Built<ToolDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name = self.ident(self.next(&mut it, span)?);
+        let shape_node = self.next(&mut it, span)?;
+        let shape = match shape_node.as_rule() {
+            Rule::schema_ref => {
+                let span = self.span(&shape_node);
+                let mut inner = children(shape_node);
+                let path = self.plain_string(self.next(&mut inner, span)?)?;
+                ToolShape::Schema { path, span }
+            }
+            _ => ToolShape::Fields(self.record_fields(shape_node)?),
+        };
+        Ok(ToolDecl { name, shape, span })
+    }
+
+    fn context_decl(&mut self, node: Node<'_>) -> Built<ContextDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let fields = self.record_fields(self.next(&mut it, span)?)?;
+        Ok(ContextDecl { fields, span })
+    }
+
+    fn record_fields(&mut self, node: Node<'_>) -> Built<Vec<FieldDecl>> {
+        children(node).map(|field| self.field_decl(field)).collect()
+    }
+
+    fn field_decl(&mut self, node: Node<'_>) -> Built<FieldDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name = self.ident(self.next(&mut it, span)?);
+        let ty = self.type_expr(self.next(&mut it, span)?)?;
+        Ok(FieldDecl { name, ty })
+    }
+
+    fn type_expr(&mut self, node: Node<'_>) -> Built<TypeExpr> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let atom = self.next(&mut it, span)?;
+        let optional = it
+            .next()
+            .is_some_and(|n| n.as_rule() == Rule::optional_mark);
+        let kind = match atom.as_rule() {
+            Rule::prim_type => match atom.as_str() {
+                "string" => TypeKind::String,
+                "int" => TypeKind::Int,
+                "float" => TypeKind::Float,
+                "bool" => TypeKind::Bool,
+                _ => TypeKind::Any,
+            },
+            Rule::list_type => {
+                let list_span = self.span(&atom);
+                let mut inner = children(atom);
+                TypeKind::List(Box::new(self.type_expr(self.next(&mut inner, list_span)?)?))
+            }
+            Rule::record_type => TypeKind::Record(self.record_fields(atom)?),
+            Rule::enum_type => {
+                let values = children(atom)
+                    .map(|s| self.plain_string(s))
+                    .collect::<Built<Vec<_>>>()?;
+                TypeKind::Enum(values)
+            }
+            _ => return Err(Malformed(span)),
+        };
+        Ok(TypeExpr {
+            kind,
+            optional,
+            span,
+        })
+    }
+
+    fn rule(&mut self, node: Node<'_>) -> Built<crate::ast::Rule> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let kind = match self.next(&mut it, span)?.as_str() {
+            "precheck" => RuleKind::Precheck,
+            "gate" => RuleKind::Gate,
+            _ => RuleKind::Postcheck,
+        };
+        let name = self.ident(self.next(&mut it, span)?);
+        let selectors = children(self.next(&mut it, span)?)
+            .map(|s| Selector {
+                text: s.as_str().to_string(),
+                span: self.span(&s),
+            })
+            .collect();
+        let mut condition = None;
+        let mut effects = Vec::new();
+        let mut examples = None;
+        for part in it {
+            match part.as_rule() {
+                Rule::condition => {
+                    let cond_span = self.span(&part);
+                    let mut inner = children(part);
+                    condition = Some(self.expr(self.next(&mut inner, cond_span)?)?);
+                }
+                Rule::effects => {
+                    for effect in children(part) {
+                        effects.push(self.effect(effect)?);
+                    }
+                }
+                Rule::examples => {
+                    let ex_span = self.span(&part);
+                    let mut inner = children(part);
+                    examples = Some(self.literal(self.next(&mut inner, ex_span)?)?);
+                }
+                _ => return Err(Malformed(span)),
+            }
+        }
+        Ok(crate::ast::Rule {
+            kind,
+            name,
+            selectors,
+            condition,
+            effects,
+            examples,
+            span,
+        })
+    }
+
+    fn effect(&mut self, node: Node<'_>) -> Built<Effect> {
+        let span = self.span(&node);
+        let kind_of = node.as_rule();
+        let mut exprs = Vec::new();
+        for child in children(node) {
+            exprs.push(self.expr(child)?);
+        }
+        let mut exprs = exprs.into_iter();
+        let mut take = || exprs.next().ok_or(Malformed(span));
+        let kind = match kind_of {
+            Rule::allow_effect => EffectKind::Allow,
+            Rule::accept_effect => EffectKind::Accept,
+            Rule::deny_effect => EffectKind::Deny(take()?),
+            Rule::ask_effect => EffectKind::Ask(take()?),
+            Rule::replace_content => EffectKind::ReplaceContent(take()?),
+            Rule::replace_value => EffectKind::ReplaceValue(take()?),
+            Rule::fail_effect => EffectKind::Fail {
+                message: take()?,
+                context: take().ok(),
+            },
+            Rule::attach_effect => EffectKind::Attach(take()?),
+            Rule::veto_effect => EffectKind::Veto(take()?),
+            _ => return Err(Malformed(span)),
+        };
+        Ok(Effect { kind, span })
+    }
+
+    fn test_block(&mut self, node: Node<'_>) -> Built<TestBlock> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name_node = self.next(&mut it, span)?;
+        let name_span = self.span(&name_node);
+        let name = self.plain_string(name_node)?;
+        let statements = it
+            .map(|stmt| self.test_stmt(stmt))
+            .collect::<Built<Vec<_>>>()?;
+        Ok(TestBlock {
+            name,
+            name_span,
+            statements,
+            span,
+        })
+    }
+
+    fn test_stmt(&mut self, node: Node<'_>) -> Built<TestStmt> {
+        let span = self.span(&node);
+        let kind_of = node.as_rule();
+        let mut it = children(node);
+        let kind = match kind_of {
+            Rule::agent_stmt => TestStmtKind::Agent(self.literal(self.next(&mut it, span)?)?),
+            Rule::context_stmt => TestStmtKind::Context(self.literal(self.next(&mut it, span)?)?),
+            Rule::call_stmt => {
+                let tool = self.ident(self.next(&mut it, span)?);
+                let args = self.literal(self.next(&mut it, span)?)?;
+                TestStmtKind::Call { tool, args }
+            }
+            Rule::result_stmt => {
+                let status = self.ident(self.next(&mut it, span)?);
+                let fields = match it.next() {
+                    Some(lit) => Some(self.literal(lit)?),
+                    None => None,
+                };
+                TestStmtKind::Result { status, fields }
+            }
+            Rule::expect_stmt => TestStmtKind::Expect(self.expectation(self.next(&mut it, span)?)?),
+            _ => return Err(Malformed(span)),
+        };
+        Ok(TestStmt { kind, span })
+    }
+
+    fn expectation(&mut self, node: Node<'_>) -> Built<Expectation> {
+        let span = self.span(&node);
+        let kind_of = node.as_rule();
+        let mut it = children(node);
+        Ok(match kind_of {
+            Rule::expect_no_gate => Expectation::NoGate,
+            Rule::expect_verdict => Expectation::Verdict(self.ident(self.next(&mut it, span)?)),
+            Rule::expect_gate => Expectation::Gate(self.ident(self.next(&mut it, span)?)),
+            Rule::expect_rule => Expectation::Rule(self.ident(self.next(&mut it, span)?)),
+            Rule::expect_reason => {
+                Expectation::Reason(self.plain_string(self.next(&mut it, span)?)?)
+            }
+            Rule::expect_content => {
+                Expectation::Content(self.plain_string(self.next(&mut it, span)?)?)
+            }
+            Rule::expect_fail => Expectation::Fail(self.plain_string(self.next(&mut it, span)?)?),
+            Rule::expect_attached => {
+                Expectation::Attached(self.plain_string(self.next(&mut it, span)?)?)
+            }
+            Rule::expect_value => Expectation::Value(self.literal(self.next(&mut it, span)?)?),
+            _ => return Err(Malformed(span)),
+        })
+    }
+
+    // ------------------------------------------------------------------ literal values
+
+    fn literal(&mut self, node: Node<'_>) -> Built<Literal> {
+        let span = self.span(&node);
+        let kind = match node.as_rule() {
+            Rule::object_lit => {
+                let mut entries = Vec::new();
+                for entry in children(node) {
+                    let entry_span = self.span(&entry);
+                    let mut it = children(entry);
+                    let key_node = self.next(&mut it, entry_span)?;
+                    let key = match key_node.as_rule() {
+                        Rule::field_name => self.ident(key_node),
+                        _ => {
+                            let key_span = self.span(&key_node);
+                            Ident {
+                                name: self.plain_string(key_node)?,
+                                span: key_span,
+                            }
+                        }
+                    };
+                    let value = self.literal(self.next(&mut it, entry_span)?)?;
+                    entries.push((key, value));
+                }
+                LiteralKind::Object(entries)
+            }
+            Rule::list_lit => LiteralKind::List(
+                children(node)
+                    .map(|n| self.literal(n))
+                    .collect::<Built<Vec<_>>>()?,
+            ),
+            Rule::int => LiteralKind::Int(self.int(&node)),
+            Rule::float => LiteralKind::Float(F64(node.as_str().parse().unwrap_or(0.0))),
+            Rule::boolean => LiteralKind::Bool(node.as_str() == "true"),
+            Rule::null => LiteralKind::Null,
+            Rule::interp_string | Rule::raw_string => LiteralKind::Str(self.plain_string(node)?),
+            _ => return Err(Malformed(span)),
+        };
+        Ok(Literal { kind, span })
+    }
+
+    fn int(&mut self, node: &Node<'_>) -> i64 {
+        node.as_str().parse().unwrap_or_else(|_| {
+            let span = self.span(node);
+            self.diagnostics.push(
+                Diagnostic::new(
+                    Code::InvalidLiteral,
+                    self.path,
+                    span,
+                    format!("integer `{}` is out of range", node.as_str()),
+                )
+                .label("does not fit in 64 bits")
+                .help(format!("integers range from {} to {}", i64::MIN, i64::MAX)),
+            );
+            0
+        })
+    }
+
+    /// A string with no interpolation: names, messages of tests, data literals.
+    fn plain_string(&mut self, node: Node<'_>) -> Built<String> {
+        let span = self.span(&node);
+        let mut text = String::new();
+        for part in self.string_parts(node)? {
+            match part {
+                StrPart::Text(t) => text.push_str(&t),
+                StrPart::Expr(e) => self.diagnostics.push(
+                    Diagnostic::new(
+                        Code::InvalidLiteral,
+                        self.path,
+                        e.span,
+                        "interpolation is not allowed in this string",
+                    )
+                    .label("interpolation")
+                    .help("write `\\{` for a literal brace, or use a raw string r\"...\"")
+                    .secondary(self.path, span, "in this string"),
+                ),
+            }
+        }
+        Ok(text)
+    }
+
+    fn string_parts(&mut self, node: Node<'_>) -> Built<Vec<StrPart>> {
+        if node.as_rule() == Rule::raw_string {
+            let text = node
+                .into_inner()
+                .find(|n| n.as_rule() == Rule::raw_text)
+                .map(|n| n.as_str().to_string());
+            return Ok(vec![StrPart::Text(text.unwrap_or_default())]);
+        }
+        let mut parts: Vec<StrPart> = Vec::new();
+        let push_text = |parts: &mut Vec<StrPart>, s: &str| match parts.last_mut() {
+            Some(StrPart::Text(t)) => t.push_str(s),
+            _ => parts.push(StrPart::Text(s.to_string())),
+        };
+        for piece in node.into_inner() {
+            match piece.as_rule() {
+                Rule::text => push_text(&mut parts, piece.as_str()),
+                Rule::escape => push_text(&mut parts, unescape(piece.as_str())),
+                Rule::interpolation => {
+                    let span = self.span(&piece);
+                    let mut inner = children(piece);
+                    parts.push(StrPart::Expr(self.expr(self.next(&mut inner, span)?)?));
+                }
+                _ => {}
+            }
+        }
+        Ok(parts)
+    }
+
+    // ------------------------------------------------------------------ expressions
+
+    fn expr(&mut self, node: Node<'_>) -> Built<Expr> {
+        let span = self.span(&node);
+        match node.as_rule() {
+            Rule::expr => {
+                let mut it = children(node);
+                self.expr(self.next(&mut it, span)?)
+            }
+            Rule::or_expr => self.left_assoc(node, |_| BinOp::Or),
+            Rule::and_expr => self.left_assoc(node, |_| BinOp::And),
+            Rule::coalesce => self.left_assoc(node, |_| BinOp::Coalesce),
+            Rule::sum => self.left_assoc(node, |_| BinOp::Add),
+            Rule::not_expr => {
+                let mut it = node.into_inner();
+                let first = self.next(&mut it, span)?;
+                if first.as_rule() == Rule::kw_not {
+                    let operand = self.expr(self.next(&mut it, span)?)?;
+                    Ok(Expr {
+                        kind: ExprKind::Not(Box::new(operand)),
+                        span,
+                    })
+                } else {
+                    self.expr(first)
+                }
+            }
+            Rule::cmp_expr => {
+                let mut it = children(node);
+                let lhs = self.expr(self.next(&mut it, span)?)?;
+                let Some(op_node) = it.next() else {
+                    return Ok(lhs);
+                };
+                let op = comparison(op_node.as_str());
+                let rhs = self.expr(self.next(&mut it, span)?)?;
+                Ok(Expr {
+                    kind: ExprKind::Binary {
+                        op,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    },
+                    span,
+                })
+            }
+            Rule::postfix => self.postfix(node),
+            _ => self.primary(node),
+        }
+    }
+
+    /// `a op b op c` as `((a op b) op c)`.
+    fn left_assoc(&mut self, node: Node<'_>, op: impl Fn(&str) -> BinOp) -> Built<Expr> {
+        let span = self.span(&node);
+        let mut it = node.into_inner();
+        let mut lhs = self.expr(self.next(&mut it, span)?)?;
+        while let Some(next) = it.next() {
+            let operand = if is_keyword(next.as_rule()) {
+                self.next(&mut it, span)?
+            } else {
+                next
+            };
+            let rhs = self.expr(operand)?;
+            let span = lhs.span.to(rhs.span);
+            lhs = Expr {
+                kind: ExprKind::Binary {
+                    op: op(""),
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            };
+        }
+        Ok(lhs)
+    }
+
+    fn postfix(&mut self, node: Node<'_>) -> Built<Expr> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let mut expr = self.primary(self.next(&mut it, span)?)?;
+        for op in it {
+            let op_span = self.span(&op);
+            let whole = expr.span.to(op_span);
+            let kind_of = op.as_rule();
+            let mut inner = children(op);
+            expr = match kind_of {
+                Rule::field_access => {
+                    let field = self.ident(self.next(&mut inner, op_span)?);
+                    Expr {
+                        kind: ExprKind::Field(Box::new(expr), field),
+                        span: whole,
+                    }
+                }
+                Rule::method_call => {
+                    let method = self.ident(self.next(&mut inner, op_span)?);
+                    let args = match inner.next() {
+                        Some(args) => self.arguments(args)?,
+                        None => Vec::new(),
+                    };
+                    Expr {
+                        kind: ExprKind::Method {
+                            receiver: Box::new(expr),
+                            method,
+                            args,
+                        },
+                        span: whole,
+                    }
+                }
+                Rule::index => {
+                    let index = self.expr(self.next(&mut inner, op_span)?)?;
+                    Expr {
+                        kind: ExprKind::Index(Box::new(expr), Box::new(index)),
+                        span: whole,
+                    }
+                }
+                _ => return Err(Malformed(op_span)),
+            };
+        }
+        Ok(expr)
+    }
+
+    fn arguments(&mut self, node: Node<'_>) -> Built<Vec<Expr>> {
+        children(node).map(|arg| self.expr(arg)).collect()
+    }
+
+    fn primary(&mut self, node: Node<'_>) -> Built<Expr> {
+        let span = self.span(&node);
+        let kind = match node.as_rule() {
+            Rule::int => ExprKind::Int(self.int(&node)),
+            Rule::float => ExprKind::Float(F64(node.as_str().parse().unwrap_or(0.0))),
+            Rule::boolean => ExprKind::Bool(node.as_str() == "true"),
+            Rule::null => ExprKind::Null,
+            Rule::interp_string | Rule::raw_string => ExprKind::Str(self.string_parts(node)?),
+            Rule::ident => ExprKind::Name(node.as_str().to_string()),
+            Rule::list_expr => ExprKind::List(
+                children(node)
+                    .map(|e| self.expr(e))
+                    .collect::<Built<Vec<_>>>()?,
+            ),
+            Rule::call => {
+                let mut it = children(node);
+                let function = self.ident(self.next(&mut it, span)?);
+                let args = match it.next() {
+                    Some(args) => self.arguments(args)?,
+                    None => Vec::new(),
+                };
+                ExprKind::Call { function, args }
+            }
+            Rule::quantifier => {
+                let mut it = children(node);
+                let quantifier = match self.next(&mut it, span)?.as_str() {
+                    "any" => Quantifier::Any,
+                    _ => Quantifier::All,
+                };
+                let var = self.ident(self.next(&mut it, span)?);
+                let list = self.expr(self.next(&mut it, span)?)?;
+                let body = self.expr(self.next(&mut it, span)?)?;
+                ExprKind::Quantified {
+                    quantifier,
+                    var,
+                    list: Box::new(list),
+                    body: Box::new(body),
+                }
+            }
+            Rule::expr => return self.expr(node),
+            _ => return Err(Malformed(span)),
+        };
+        Ok(Expr { kind, span })
+    }
+}
+
+fn comparison(op: &str) -> BinOp {
+    let words: Vec<&str> = op.split_whitespace().collect();
+    match words.as_slice() {
+        ["=="] => BinOp::Eq,
+        ["!="] => BinOp::Ne,
+        ["<="] => BinOp::Le,
+        [">="] => BinOp::Ge,
+        ["<"] => BinOp::Lt,
+        [">"] => BinOp::Gt,
+        ["not", "in"] => BinOp::NotIn,
+        ["in"] => BinOp::In,
+        ["matches"] => BinOp::Matches,
+        _ => BinOp::Glob,
+    }
+}
+
+fn unescape(escape: &str) -> &'static str {
+    match escape {
+        "\\n" => "\n",
+        "\\t" => "\t",
+        "\\r" => "\r",
+        "\\0" => "\0",
+        "\\{" => "{",
+        "\\}" => "}",
+        "\\\"" => "\"",
+        _ => "\\",
+    }
+}

@@ -1,0 +1,215 @@
+//! Parse errors: pest's errors in words, never in grammar rule names.
+
+use pest::error::{Error, ErrorVariant, InputLocation};
+
+use super::Rule;
+use crate::ast::Span;
+use crate::diagnostics::{Code, Diagnostic};
+
+/// How deeply brackets may nest; deeper input is refused before parsing so that no recursive
+/// stage (parser, builder, checker, interpreter) can exhaust the stack.
+pub const MAX_NESTING: usize = 64;
+
+pub(crate) fn to_diagnostic(
+    path: &str,
+    text: &str,
+    offset: usize,
+    error: &Error<Rule>,
+) -> Diagnostic {
+    let position = match error.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((start, _)) => start,
+    };
+    let found = describe_found(text, position);
+    let span = Span::new(offset + position, offset + position + found.1);
+    match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => {
+            let expected = expected_words(positives);
+            let message = match found.0 {
+                Some(token) => format!("unexpected `{token}`"),
+                None => "unexpected end of file".to_string(),
+            };
+            let help = if expected.is_empty() {
+                "check the syntax against lang-spec/grammar.md".to_string()
+            } else {
+                format!("expected {}", join_alternatives(&expected))
+            };
+            Diagnostic::new(Code::Syntax, path, span, message)
+                .label("not expected here")
+                .help(help)
+        }
+        ErrorVariant::CustomError { message } => Diagnostic::new(
+            Code::ParserLimit,
+            path,
+            span,
+            format!("the parser stopped: {message}"),
+        )
+        .label("stopped here")
+        .help("split the policy into smaller rules or files"),
+    }
+}
+
+/// The token at `position`, for "unexpected `…`", and its length in bytes.
+fn describe_found(text: &str, position: usize) -> (Option<String>, usize) {
+    let rest = text.get(position..).unwrap_or("");
+    let Some(first) = rest.chars().next() else {
+        return (None, 0);
+    };
+    let token: String = if first.is_alphanumeric() || first == '_' {
+        rest.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .take(40)
+            .collect()
+    } else {
+        first.to_string()
+    };
+    let shown = match token.as_str() {
+        "\n" => "end of line".to_string(),
+        _ => token.clone(),
+    };
+    (Some(shown), token.len())
+}
+
+fn expected_words(positives: &[Rule]) -> Vec<&'static str> {
+    let mut words: Vec<&'static str> = positives.iter().filter_map(|r| describe_rule(*r)).collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+fn join_alternatives(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// What a grammar rule is called in an error message.
+fn describe_rule(expected: Rule) -> Option<&'static str> {
+    Some(match expected {
+        Rule::EOI => "end of file",
+        Rule::header | Rule::kw_policy => "`policy`",
+        Rule::tool_decl | Rule::kw_tool => "`tool`",
+        Rule::context_decl | Rule::kw_context => "`context`",
+        Rule::rule_decl | Rule::rule_kind => "a rule (`precheck`, `gate` or `postcheck`)",
+        Rule::test_block | Rule::kw_test => "`test`",
+        Rule::schema_ref | Rule::kw_from => "`from`",
+        Rule::record_type => "`{`",
+        Rule::field_decl => "a field declaration",
+        Rule::type_expr | Rule::prim_type | Rule::list_type | Rule::enum_type => "a type",
+        Rule::optional_mark => "`?`",
+        Rule::selectors | Rule::selector => "a tool name or glob",
+        Rule::condition | Rule::kw_when => "`when`",
+        Rule::kw_on => "`on`",
+        Rule::effects
+        | Rule::allow_effect
+        | Rule::deny_effect
+        | Rule::ask_effect
+        | Rule::accept_effect
+        | Rule::replace_content
+        | Rule::replace_value
+        | Rule::fail_effect
+        | Rule::attach_effect
+        | Rule::veto_effect => "an effect",
+        Rule::examples | Rule::kw_examples => "`examples`",
+        Rule::agent_stmt
+        | Rule::context_stmt
+        | Rule::call_stmt
+        | Rule::result_stmt
+        | Rule::expect_stmt => {
+            "a test statement (`agent`, `context`, `call`, `result` or `expect`)"
+        }
+        Rule::expect_verdict
+        | Rule::expect_gate
+        | Rule::expect_no_gate
+        | Rule::expect_rule
+        | Rule::expect_reason
+        | Rule::expect_content
+        | Rule::expect_value
+        | Rule::expect_fail
+        | Rule::expect_attached => "an expectation",
+        Rule::object_lit => "`{`",
+        Rule::object_entry => "a field",
+        Rule::list_lit | Rule::list_expr => "`[`",
+        Rule::expr
+        | Rule::or_expr
+        | Rule::and_expr
+        | Rule::not_expr
+        | Rule::cmp_expr
+        | Rule::coalesce
+        | Rule::sum
+        | Rule::postfix
+        | Rule::quantifier
+        | Rule::quantifier_kind
+        | Rule::call => "an expression",
+        Rule::cmp_op | Rule::kw_in | Rule::kw_matches | Rule::kw_glob => "an operator",
+        Rule::kw_or | Rule::kw_and => "an operator",
+        Rule::kw_not => "`not`",
+        Rule::method_call | Rule::field_access => "`.`",
+        Rule::index => "`[`",
+        Rule::arguments => "an argument",
+        Rule::interp_string | Rule::raw_string | Rule::text | Rule::raw_text => "a string",
+        Rule::escape => "an escape (`\\\"`, `\\\\`, `\\n`, `\\t`, `\\r`, `\\{`, `\\}` or `\\0`)",
+        Rule::interpolation => "`{`",
+        Rule::int | Rule::float => "a number",
+        Rule::boolean => "`true` or `false`",
+        Rule::null => "`null`",
+        Rule::ident | Rule::field_name => "a name",
+        Rule::tool_name => "a tool name",
+        Rule::kw_allow | Rule::kw_deny | Rule::kw_ask | Rule::kw_accept => "an effect",
+        Rule::kw_replace | Rule::kw_fail | Rule::kw_attach => "an effect",
+        Rule::kw_content => "`content`",
+        Rule::kw_value => "`value`",
+        Rule::kw_with => "`with`",
+        Rule::kw_agent | Rule::kw_call | Rule::kw_result | Rule::kw_expect => {
+            "a test statement (`agent`, `context`, `call`, `result` or `expect`)"
+        }
+        Rule::kw_gate | Rule::kw_no | Rule::kw_rule | Rule::kw_reason => "an expectation",
+        _ => return None,
+    })
+}
+
+/// Refuses text whose brackets nest deeper than [`MAX_NESTING`], outside strings and comments.
+pub(crate) fn nesting_limit(path: &str, text: &str) -> Option<Diagnostic> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut in_comment = false;
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        if in_comment {
+            in_comment = c != '\n';
+            continue;
+        }
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            // Interpolation nests expressions inside strings; count its braces too.
+            if !escaped && c == '{' {
+                depth += 1;
+            } else if !escaped && c == '}' {
+                depth = depth.saturating_sub(1);
+            }
+        } else {
+            match c {
+                '#' => in_comment = true,
+                '"' => in_string = true,
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        if depth > MAX_NESTING {
+            return Some(
+                Diagnostic::new(Code::ParserLimit, path, Span::new(at, at + 1), format!("brackets nest deeper than {MAX_NESTING} levels"))
+                    .label("too deep")
+                    .help("flatten the expression, for example with `any(...)` over a list or with several rules"),
+            );
+        }
+    }
+    None
+}

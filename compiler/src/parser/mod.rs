@@ -1,0 +1,83 @@
+//! Step 1 of parsing (text → CST): the pest grammar and the entry point that turns a file's text
+//! into its syntax tree, recovering after an error so that every broken item is reported.
+
+mod build;
+mod cst;
+mod err;
+mod recover;
+
+use crate::ast::PolicyFile;
+use crate::diagnostics::Diagnostic;
+
+pub use cst::Rule;
+
+/// Parses one file. Returns the items that parsed and a diagnostic for each item that did not.
+pub fn parse_file(path: &str, text: &str) -> (PolicyFile, Vec<Diagnostic>) {
+    if let Some(limit) = err::nesting_limit(path, text) {
+        return (PolicyFile::default(), vec![limit]);
+    }
+    match cst::parse(text) {
+        Ok(pairs) => build::build_file(path, pairs, 0),
+        Err(error) => recover::parse_items(path, text, err::to_diagnostic(path, text, 0, &error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_file;
+    use crate::ast::{ExprKind, Item};
+
+    #[test]
+    fn parses_the_tour_policy() {
+        let text = include_str!("../../../tests/fixtures/tour.sluice");
+        let (file, diagnostics) = parse_file("tour.sluice", text);
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        assert_eq!(file.items.len(), 11);
+        assert_eq!(
+            file.header.map(|h| h.name.name),
+            Some("coding_agent".to_string())
+        );
+    }
+
+    #[test]
+    fn equality_ignores_layout() {
+        let (a, _) = parse_file("a", "gate g on x when args.a == 1 => \"no\"");
+        let (b, _) = parse_file("b", "gate   g\n  on x\n  when args.a==1\n  => \"no\"");
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn reports_every_broken_item() {
+        let text = "tool a { x: strin }\ntool b { y: string }\ngate g on b when => \"r\"\n";
+        let (file, diagnostics) = parse_file("f", text);
+        assert_eq!(diagnostics.len(), 2, "{diagnostics:#?}");
+        assert_eq!(file.items.len(), 1);
+    }
+
+    #[test]
+    fn refuses_deep_nesting_without_overflow() {
+        let text = format!(
+            "gate g on x when {}true{} => \"r\"",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        let (_, diagnostics) = parse_file("f", &text);
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, crate::diagnostics::Code::ParserLimit);
+    }
+
+    #[test]
+    fn binary_operators_associate_left() {
+        let (file, _) = parse_file("f", "gate g on x when true or false or true => \"r\"");
+        let Some(Item::Rule(rule)) = file.items.first() else {
+            panic!("no rule")
+        };
+        let Some(cond) = &rule.condition else {
+            panic!("no condition")
+        };
+        let ExprKind::Binary { lhs, .. } = &cond.kind else {
+            panic!("not binary")
+        };
+        assert!(matches!(lhs.kind, ExprKind::Binary { .. }));
+    }
+}

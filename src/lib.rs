@@ -1,0 +1,1 @@
+pub use sluice_compiler as compiler;
