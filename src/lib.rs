@@ -1,1 +1,11 @@
+//! Sluice: a declarative policy engine for the tool calls AI agents make.
+//!
+//! This facade re-exports the public API of the compiler (and, with it, the reference
+//! interpreter); the `sluice` binary is built on it.
+
 pub use sluice_compiler as compiler;
+pub use sluice_compiler::call::{Agent, Call, Status, ToolResult};
+pub use sluice_compiler::db::Database;
+pub use sluice_compiler::decision::{Decision, Outcome};
+pub use sluice_compiler::interp::Interpreter;
+pub use sluice_compiler::load::{Compiled, SetSource, discover};

@@ -1,5 +1,15 @@
 //! The Sluice policy language: parser, checker, linter, predicate IR and reference interpreter.
 
 pub mod ast;
+pub mod call;
+pub mod check;
+pub mod db;
+pub mod decision;
 pub mod diagnostics;
+pub mod interp;
+pub mod ir;
+pub mod lint;
+pub mod load;
+pub mod lower;
 pub mod parser;
+pub mod testing;

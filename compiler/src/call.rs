@@ -1,0 +1,144 @@
+//! What a decision is about: a tool call, the agent making it, the host context, and (for
+//! post-checks) the tool's result. This is also the JSON that `sluice eval` reads.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    pub tool: String,
+    #[serde(default = "empty_object")]
+    pub args: Value,
+    #[serde(default)]
+    pub agent: Agent,
+    #[serde(default = "empty_object")]
+    pub context: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ToolResult>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub presets: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Error,
+    Denied,
+    Aborted,
+    Timeout,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Denied => "denied",
+            Status::Aborted => "aborted",
+            Status::Timeout => "timeout",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Some(match text {
+            "ok" => Status::Ok,
+            "error" => Status::Error,
+            "denied" => Status::Denied,
+            "aborted" => Status::Aborted,
+            "timeout" => Status::Timeout,
+            _ => return None,
+        })
+    }
+}
+
+/// A normalized tool result, as post-checks see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResult {
+    pub status: Status,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub value: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Why a JSON text is not a call.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CallError {
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    #[error("`args` must be a JSON object")]
+    ArgsNotObject,
+    #[error("`context` must be a JSON object")]
+    ContextNotObject,
+    #[error("`tool` must not be empty")]
+    EmptyTool,
+}
+
+impl Call {
+    pub fn new(tool: impl Into<String>, args: Value) -> Self {
+        Call {
+            tool: tool.into(),
+            args,
+            agent: Agent::default(),
+            context: empty_object(),
+            result: None,
+        }
+    }
+
+    /// Parses and validates a call from JSON text.
+    pub fn from_json(text: &str) -> Result<Call, CallError> {
+        let call: Call = serde_json::from_str(text).map_err(|e| CallError::Json(e.to_string()))?;
+        call.validate()?;
+        Ok(call)
+    }
+
+    pub fn validate(&self) -> Result<(), CallError> {
+        if self.tool.is_empty() {
+            return Err(CallError::EmptyTool);
+        }
+        if !self.args.is_object() {
+            return Err(CallError::ArgsNotObject);
+        }
+        if !self.context.is_object() {
+            return Err(CallError::ContextNotObject);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn agent_json(&self) -> Value {
+        serde_json::json!({ "id": self.agent.id, "labels": self.agent.labels, "presets": self.agent.presets })
+    }
+}
+
+impl ToolResult {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolResult {
+            status: Status::Ok,
+            content: content.into(),
+            value: Value::Null,
+            error: None,
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        serde_json::json!({ "status": self.status.as_str(), "content": self.content, "value": self.value, "error": self.error })
+    }
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}

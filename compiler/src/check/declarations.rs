@@ -1,0 +1,168 @@
+//! Declarations shared by every file of a policy set: tools and the host context.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::schema;
+use super::{Record, Ty};
+use crate::ast::{ContextDecl, FieldDecl, Item, Span, ToolShape, TypeExpr, TypeKind};
+use crate::diagnostics::{Code, Diagnostic};
+
+use super::rules::SourceUnit;
+
+/// A declared tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub file: String,
+    pub span: Span,
+    pub args: Arc<Record>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Declarations {
+    pub tools: BTreeMap<String, ToolInfo>,
+    pub context: Arc<Record>,
+}
+
+/// The fields of `agent`.
+pub fn agent_record() -> Arc<Record> {
+    Arc::new(Record {
+        fields: vec![
+            ("id".into(), Ty::Str),
+            ("labels".into(), Ty::List(Box::new(Ty::Str))),
+            ("presets".into(), Ty::List(Box::new(Ty::Str))),
+        ],
+    })
+}
+
+/// The result statuses a post-check can see.
+pub const RESULT_STATUSES: &[&str] = &["ok", "error", "denied", "aborted", "timeout"];
+
+/// The fields of `result`.
+pub fn result_record() -> Arc<Record> {
+    Arc::new(Record {
+        fields: vec![
+            (
+                "status".into(),
+                Ty::Enum(RESULT_STATUSES.iter().map(|s| s.to_string()).collect()),
+            ),
+            ("content".into(), Ty::Str),
+            ("value".into(), Ty::Json),
+            ("error".into(), Ty::Str.optional()),
+        ],
+    })
+}
+
+pub(crate) fn collect(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) -> Declarations {
+    let mut decls = Declarations::default();
+    let mut context = Record::default();
+    let mut context_origin: BTreeMap<String, (String, Span)> = BTreeMap::new();
+    for unit in units {
+        for item in &unit.ast.items {
+            match item {
+                Item::Tool(tool) => {
+                    if let Some(first) = decls.tools.get(&tool.name.name) {
+                        diagnostics.push(
+                            Diagnostic::new(Code::DuplicateTool, unit.path, tool.name.span, format!("tool `{}` is declared twice", tool.name.name))
+                                .label("declared again here")
+                                .secondary(&first.file, first.span, "first declared here")
+                                .help("keep one declaration; a policy set shares its declarations across files"),
+                        );
+                        continue;
+                    }
+                    let args = match &tool.shape {
+                        ToolShape::Fields(fields) => record(unit.path, fields, diagnostics),
+                        ToolShape::Schema { path, span } => match schema::load(unit, path) {
+                            Ok(record) => record,
+                            Err(why) => {
+                                diagnostics.push(
+                                    Diagnostic::new(Code::SchemaError, unit.path, *span, format!("cannot use the schema of tool `{}`: {why}", tool.name.name))
+                                        .label("this schema")
+                                        .help("point `from` at a JSON Schema object (or an MCP tool with `inputSchema`) relative to this file"),
+                                );
+                                Record::default()
+                            }
+                        },
+                    };
+                    let info = ToolInfo {
+                        name: tool.name.name.clone(),
+                        file: unit.path.to_string(),
+                        span: tool.name.span,
+                        args: Arc::new(args),
+                    };
+                    decls.tools.insert(info.name.clone(), info);
+                }
+                Item::Context(ContextDecl { fields, .. }) => {
+                    let declared = record(unit.path, fields, diagnostics);
+                    for (field, (name, ty)) in fields.iter().zip(declared.fields) {
+                        match context.get(&name) {
+                            Some(existing) if existing != &ty => {
+                                let (file, span) =
+                                    context_origin.get(&name).cloned().unwrap_or_default();
+                                diagnostics.push(
+                                    Diagnostic::new(Code::ConflictingContext, unit.path, field.ty.span, format!("context field `{name}` is declared as `{ty}` here and as `{existing}` elsewhere"))
+                                        .label("conflicting type")
+                                        .secondary(&file, span, "first declared here")
+                                        .help("give the field one type in every file of the policy set"),
+                                );
+                            }
+                            Some(_) => {}
+                            None => {
+                                context_origin
+                                    .insert(name.clone(), (unit.path.to_string(), field.name.span));
+                                context.fields.push((name, ty));
+                            }
+                        }
+                    }
+                }
+                Item::Rule(_) | Item::Test(_) => {}
+            }
+        }
+    }
+    decls.context = Arc::new(context);
+    decls
+}
+
+/// A record from field declarations, reporting duplicate fields.
+pub(crate) fn record(
+    file: &str,
+    fields: &[FieldDecl],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Record {
+    let mut out = Record::default();
+    for field in fields {
+        if out.get(&field.name.name).is_some() {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::DuplicateField,
+                    file,
+                    field.name.span,
+                    format!("field `{}` is declared twice", field.name.name),
+                )
+                .label("declared again")
+                .help("remove one of the two declarations"),
+            );
+            continue;
+        }
+        out.fields.push((
+            field.name.name.clone(),
+            type_of(file, &field.ty, diagnostics),
+        ));
+    }
+    out
+}
+
+fn type_of(file: &str, ty: &TypeExpr, diagnostics: &mut Vec<Diagnostic>) -> Ty {
+    let base = match &ty.kind {
+        TypeKind::String => Ty::Str,
+        TypeKind::Int => Ty::Int,
+        TypeKind::Float => Ty::Float,
+        TypeKind::Bool => Ty::Bool,
+        TypeKind::Any => Ty::Json,
+        TypeKind::List(inner) => Ty::List(Box::new(type_of(file, inner, diagnostics))),
+        TypeKind::Record(fields) => Ty::Record(Arc::new(record(file, fields, diagnostics))),
+        TypeKind::Enum(values) => Ty::Enum(values.iter().cloned().collect()),
+    };
+    if ty.optional { base.optional() } else { base }
+}

@@ -1,0 +1,17 @@
+//! Checking (AST → typed tree): names, types against declarations, stage/effect contracts, regex
+//! and glob validity, duplicates.
+
+mod declarations;
+mod effects;
+mod expr;
+mod rules;
+mod schema;
+mod tests;
+mod typed;
+mod types;
+
+pub use declarations::{Declarations, ToolInfo, agent_record, result_record};
+pub use rules::{CheckedSet, SourceUnit, check_set};
+pub use tests::{CheckedTest, Expect, ResultFixture};
+pub use typed::*;
+pub use types::{Record, Ty};

@@ -1,0 +1,344 @@
+//! Checking test blocks: one call, known tools and rules, expectations that make sense.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::declarations::{Declarations, RESULT_STATUSES, agent_record};
+use super::{Record, Ty};
+use crate::ast::{Expectation, Literal, LiteralKind, Span, TestBlock, TestStmtKind};
+use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
+
+/// A result a test hands to the post-checks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultFixture {
+    pub status: String,
+    pub content: String,
+    pub value: Value,
+    pub error: Option<String>,
+}
+
+/// What a test expects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// `allow`, `deny`, `ask` or `delegate`: the set's verdict, gates included.
+    Verdict(String),
+    Gate(String),
+    NoGate,
+    Rule(String),
+    Reason(String),
+    Content(String),
+    Value(Value),
+    Fail(String),
+    Attached(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedTest {
+    pub name: String,
+    pub file: String,
+    pub span: Span,
+    pub agent: Value,
+    pub context: Value,
+    pub tool: String,
+    pub args: Value,
+    pub result: Option<ResultFixture>,
+    pub expects: Vec<(Expect, Span)>,
+}
+
+pub const VERDICTS: &[&str] = &["allow", "deny", "ask", "delegate"];
+
+pub(crate) fn check_test(
+    file: &str,
+    decls: &Declarations,
+    rules: &BTreeMap<String, (String, Span)>,
+    test: &TestBlock,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<CheckedTest> {
+    let invalid = |diagnostics: &mut Vec<Diagnostic>, span: Span, message: String, help: String| {
+        diagnostics.push(
+            Diagnostic::new(Code::InvalidTest, file, span, message)
+                .label("in this test")
+                .help(help),
+        );
+    };
+    let mut agent = serde_json::json!({ "id": "test-agent", "labels": [], "presets": [] });
+    let mut context = Value::Object(Default::default());
+    let mut call: Option<(String, Value)> = None;
+    let mut result = None;
+    let mut expects = Vec::new();
+    let mut ok = true;
+    for stmt in &test.statements {
+        match &stmt.kind {
+            TestStmtKind::Agent(lit) => match conform(lit, &Ty::Record(agent_record()), true) {
+                Ok(()) => {
+                    if let (Some(target), Value::Object(given)) =
+                        (agent.as_object_mut(), lit.to_json())
+                    {
+                        target.extend(given);
+                    }
+                }
+                Err((span, why)) => {
+                    invalid(
+                        diagnostics,
+                        span,
+                        format!("invalid agent: {why}"),
+                        "an agent has `id: string`, `labels: [string]` and `presets: [string]`"
+                            .into(),
+                    );
+                    ok = false;
+                }
+            },
+            TestStmtKind::Context(lit) => {
+                match conform(lit, &Ty::Record(decls.context.clone()), true) {
+                    Ok(()) => context = lit.to_json(),
+                    Err((span, why)) => {
+                        invalid(
+                            diagnostics,
+                            span,
+                            format!("invalid context: {why}"),
+                            "give the fields the `context` declaration declares".into(),
+                        );
+                        ok = false;
+                    }
+                }
+            }
+            TestStmtKind::Call { tool, args } => {
+                if call.is_some() {
+                    invalid(
+                        diagnostics,
+                        stmt.span,
+                        "a test makes one call".into(),
+                        "split this test in two".into(),
+                    );
+                    ok = false;
+                    continue;
+                }
+                let Some(info) = decls.tools.get(&tool.name) else {
+                    let suggestion =
+                        did_you_mean(&tool.name, decls.tools.keys().map(String::as_str));
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::UnknownTool,
+                            file,
+                            tool.span,
+                            format!("unknown tool `{}`", tool.name),
+                        )
+                        .label("not declared")
+                        .help(help_with_suggestion(
+                            suggestion,
+                            "tests call declared tools".into(),
+                        )),
+                    );
+                    ok = false;
+                    continue;
+                };
+                if let Err((span, why)) = conform(args, &Ty::Record(info.args.clone()), false) {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::TypeMismatch,
+                            file,
+                            span,
+                            format!("invalid arguments for `{}`: {why}", tool.name),
+                        )
+                        .label("does not match the declaration")
+                        .help(format!(
+                            "`{}` takes `{}`",
+                            tool.name,
+                            Ty::Record(info.args.clone())
+                        )),
+                    );
+                    ok = false;
+                }
+                call = Some((tool.name.clone(), args.to_json()));
+            }
+            TestStmtKind::Result { status, fields } => {
+                if !RESULT_STATUSES.contains(&status.name.as_str()) {
+                    let suggestion = did_you_mean(&status.name, RESULT_STATUSES.iter().copied());
+                    invalid(
+                        diagnostics,
+                        status.span,
+                        format!("unknown result status `{}`", status.name),
+                        help_with_suggestion(
+                            suggestion,
+                            format!("a result is one of {}", RESULT_STATUSES.join(", ")),
+                        ),
+                    );
+                    ok = false;
+                    continue;
+                }
+                let json = fields
+                    .as_ref()
+                    .map_or(Value::Object(Default::default()), Literal::to_json);
+                let known = Record {
+                    fields: vec![
+                        ("content".into(), Ty::Str.optional()),
+                        ("value".into(), Ty::Json),
+                        ("error".into(), Ty::Str.optional()),
+                    ],
+                };
+                if let Some(Err((span, why))) = fields
+                    .as_ref()
+                    .map(|f| conform(f, &Ty::Record(known.into()), true))
+                {
+                    invalid(
+                        diagnostics,
+                        span,
+                        format!("invalid result: {why}"),
+                        "a result has `content: string`, `value: any` and `error: string`".into(),
+                    );
+                    ok = false;
+                }
+                result = Some(ResultFixture {
+                    status: status.name.clone(),
+                    content: json
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    value: json.get("value").cloned().unwrap_or(Value::Null),
+                    error: json
+                        .get("error")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                });
+            }
+            TestStmtKind::Expect(expectation) => {
+                let expect = match expectation {
+                    Expectation::Verdict(word) => {
+                        if !VERDICTS.contains(&word.name.as_str()) {
+                            let suggestion = did_you_mean(&word.name, VERDICTS.iter().copied());
+                            invalid(diagnostics, word.span, format!("unknown expectation `{}`", word.name), help_with_suggestion(suggestion, "expect `allow`, `deny`, `ask`, `delegate`, `gate NAME`, `no gate`, `rule NAME`, `reason \"...\"`, `content \"...\"`, `value ...`, `fail \"...\"` or `attach context \"...\"`".into()));
+                            ok = false;
+                            continue;
+                        }
+                        Expect::Verdict(word.name.clone())
+                    }
+                    Expectation::Gate(name) | Expectation::Rule(name) => {
+                        if !rules.contains_key(&name.name) {
+                            let suggestion =
+                                did_you_mean(&name.name, rules.keys().map(String::as_str));
+                            invalid(
+                                diagnostics,
+                                name.span,
+                                format!("no rule named `{}`", name.name),
+                                help_with_suggestion(
+                                    suggestion,
+                                    "name a rule of this policy set".into(),
+                                ),
+                            );
+                            ok = false;
+                            continue;
+                        }
+                        match expectation {
+                            Expectation::Gate(_) => Expect::Gate(name.name.clone()),
+                            _ => Expect::Rule(name.name.clone()),
+                        }
+                    }
+                    Expectation::NoGate => Expect::NoGate,
+                    Expectation::Reason(r) => Expect::Reason(r.clone()),
+                    Expectation::Content(c) => Expect::Content(c.clone()),
+                    Expectation::Value(v) => Expect::Value(v.to_json()),
+                    Expectation::Fail(f) => Expect::Fail(f.clone()),
+                    Expectation::Attached(a) => Expect::Attached(a.clone()),
+                };
+                expects.push((expect, stmt.span));
+            }
+        }
+    }
+    let Some((tool, args)) = call else {
+        invalid(
+            diagnostics,
+            test.name_span,
+            format!("test `{}` makes no call", test.name),
+            "add `call TOOL { ... }`".into(),
+        );
+        return None;
+    };
+    if expects.is_empty() {
+        invalid(
+            diagnostics,
+            test.name_span,
+            format!("test `{}` expects nothing", test.name),
+            "add an expectation, such as `expect deny` or `expect content \"...\"`".into(),
+        );
+        return None;
+    }
+    let needs_result = expects.iter().find(|(e, _)| {
+        matches!(
+            e,
+            Expect::Content(_) | Expect::Value(_) | Expect::Fail(_) | Expect::Attached(_)
+        )
+    });
+    if let (Some((_, span)), None) = (needs_result, &result) {
+        invalid(
+            diagnostics,
+            *span,
+            "this expectation is about a result, but the test gives none".into(),
+            "add `result ok { content: \"...\" }` before the expectation".into(),
+        );
+        return None;
+    }
+    ok.then_some(CheckedTest {
+        name: test.name.clone(),
+        file: file.to_string(),
+        span: test.span,
+        agent,
+        context,
+        tool,
+        args,
+        result,
+        expects,
+    })
+}
+
+/// Whether a literal has the declared shape. With `partial`, declared fields may be left out.
+pub(crate) fn conform(lit: &Literal, ty: &Ty, partial: bool) -> Result<(), (Span, String)> {
+    let fail = |why: String| Err((lit.span, why));
+    match (ty, &lit.kind) {
+        (Ty::Json, _) => Ok(()),
+        (Ty::Optional(_), LiteralKind::Null) => Ok(()),
+        (Ty::Optional(inner), _) => conform(lit, inner, partial),
+        (Ty::Str | Ty::Path, LiteralKind::Str(_)) => Ok(()),
+        (Ty::Enum(values), LiteralKind::Str(s)) => {
+            if values.iter().any(|v| v == s) {
+                Ok(())
+            } else {
+                fail(format!("`{s}` is not one of {}", Ty::Enum(values.clone())))
+            }
+        }
+        (Ty::Int, LiteralKind::Int(_))
+        | (Ty::Float, LiteralKind::Int(_) | LiteralKind::Float(_))
+        | (Ty::Bool, LiteralKind::Bool(_)) => Ok(()),
+        (Ty::List(element), LiteralKind::List(items)) => items
+            .iter()
+            .try_for_each(|item| conform(item, element, partial)),
+        (Ty::Record(record), LiteralKind::Object(entries)) => {
+            let mut seen = Vec::new();
+            for (key, value) in entries {
+                if seen.contains(&key.name.as_str()) {
+                    return Err((key.span, format!("field `{}` is given twice", key.name)));
+                }
+                seen.push(key.name.as_str());
+                match record.get(&key.name) {
+                    Some(field_ty) => conform(value, field_ty, partial)?,
+                    None => {
+                        let hint = did_you_mean(&key.name, record.names())
+                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .unwrap_or_default();
+                        return Err((key.span, format!("unknown field `{}`{hint}", key.name)));
+                    }
+                }
+            }
+            if !partial {
+                if let Some((name, _)) = record.fields.iter().find(|(name, ty)| {
+                    !ty.is_optional() && *ty != Ty::Json && !seen.contains(&name.as_str())
+                }) {
+                    return fail(format!("missing field `{name}`"));
+                }
+            }
+            Ok(())
+        }
+        (expected, _) => fail(format!("expected `{expected}`")),
+    }
+}

@@ -1,0 +1,195 @@
+//! The checked, typed tree: names resolved, types known, builtins chosen. Lowering consumes it.
+
+use std::sync::Arc;
+
+use super::Ty;
+use crate::ast::{BinOp, Literal, Quantifier, RuleKind, Span};
+
+/// The roots a condition can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Root {
+    Args,
+    Agent,
+    Context,
+    Result,
+    /// The called tool's name.
+    Tool,
+}
+
+impl Root {
+    pub fn name(self) -> &'static str {
+        match self {
+            Root::Args => "args",
+            Root::Agent => "agent",
+            Root::Context => "context",
+            Root::Result => "result",
+            Root::Tool => "tool",
+        }
+    }
+}
+
+/// A quantifier's bound variable, numbered within its rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VarId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TExpr {
+    pub kind: TExprKind,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Const {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TExprKind {
+    Const(Const),
+    /// An interpolated string.
+    Concat(Vec<TExpr>),
+    List(Vec<TExpr>),
+    /// A field path from a root, fixed at compile time: `args.opts.mode` is `(Args, ["opts", "mode"])`.
+    Fact {
+        root: Root,
+        path: Vec<Arc<str>>,
+    },
+    Var(VarId),
+    /// A field of a computed value (a bound variable, an element of JSON).
+    Member(Box<TExpr>, Arc<str>),
+    Index(Box<TExpr>, Box<TExpr>),
+    Not(Box<TExpr>),
+    Binary {
+        op: BinOp,
+        lhs: Box<TExpr>,
+        rhs: Box<TExpr>,
+    },
+    Builtin {
+        builtin: Builtin,
+        args: Vec<TExpr>,
+    },
+    Matches {
+        subject: Box<TExpr>,
+        pattern: Arc<str>,
+    },
+    Glob {
+        subject: Box<TExpr>,
+        pattern: Arc<str>,
+    },
+    Quantified {
+        quantifier: Quantifier,
+        var: VarId,
+        list: Box<TExpr>,
+        body: Box<TExpr>,
+    },
+}
+
+/// Functions and methods, resolved by the receiver's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Builtin {
+    StartsWith,
+    EndsWith,
+    Contains,
+    ListContains,
+    Lower,
+    Upper,
+    Trim,
+    Len,
+    /// `path(x)`: lexical normalization.
+    Path,
+    /// `p.under(dir)` on normalized paths.
+    Under,
+    PathName,
+    PathExtension,
+    PathParent,
+    UrlScheme,
+    UrlHost,
+    UrlPort,
+    UrlPath,
+    UrlQuery,
+    UrlUser,
+    /// `redact(text, regex, replacement)`; the regex is the second argument, a literal.
+    Redact,
+    ToString,
+}
+
+impl Builtin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::StartsWith => "starts_with",
+            Builtin::EndsWith => "ends_with",
+            Builtin::Contains | Builtin::ListContains => "contains",
+            Builtin::Lower => "lower",
+            Builtin::Upper => "upper",
+            Builtin::Trim => "trim",
+            Builtin::Len => "len",
+            Builtin::Path => "path",
+            Builtin::Under => "under",
+            Builtin::PathName => "name",
+            Builtin::PathExtension => "extension",
+            Builtin::PathParent => "parent",
+            Builtin::UrlScheme => "scheme",
+            Builtin::UrlHost => "host",
+            Builtin::UrlPort => "port",
+            Builtin::UrlPath => "path",
+            Builtin::UrlQuery => "query",
+            Builtin::UrlUser => "user",
+            Builtin::Redact => "redact",
+            Builtin::ToString => "string",
+        }
+    }
+}
+
+/// Which tools a rule applies to.
+#[derive(Clone, Debug, PartialEq, Eq, Default, serde::Serialize)]
+pub struct ToolSet {
+    /// Every tool.
+    pub all: bool,
+    pub names: Vec<String>,
+    pub globs: Vec<String>,
+}
+
+impl ToolSet {
+    pub fn is_exact(&self) -> bool {
+        !self.all && self.globs.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckedEffect {
+    Allow,
+    Deny(TExpr),
+    Ask(TExpr),
+    Veto(TExpr),
+    Accept,
+    ReplaceContent(TExpr),
+    ReplaceValue(TExpr),
+    Fail {
+        message: TExpr,
+        context: Option<TExpr>,
+    },
+    Attach(TExpr),
+}
+
+/// A rule that passed checking.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedRule {
+    pub kind: RuleKind,
+    pub name: String,
+    pub file: String,
+    pub span: Span,
+    pub name_span: Span,
+    pub tools: ToolSet,
+    pub condition: Option<TExpr>,
+    pub effects: Vec<CheckedEffect>,
+    pub examples: Option<Literal>,
+    /// How many bound variables the rule's expressions use.
+    pub vars: u32,
+}

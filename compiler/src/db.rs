@@ -1,0 +1,214 @@
+//! The compiler as salsa queries over inputs: `parse(file)`, `check(set)`, `lower(set)`,
+//! `lint(set)`, `run_examples(set)`; diagnostics are collected through the [`Diagnostics`]
+//! accumulator. The CLI holds one database for its whole run.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use salsa::Accumulator;
+
+use crate::ast::PolicyFile;
+use crate::check::{CheckedSet, SourceUnit, check_set};
+use crate::diagnostics::{Diagnostic, SourceMap};
+use crate::ir::Program;
+
+/// One policy source file.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// A policy set: its files in set order (by path), and the schema files they name, read by the
+/// driver (key: the path as written joined to the naming file's folder).
+#[salsa::input(debug)]
+pub struct PolicySet {
+    #[returns(ref)]
+    pub files: Vec<SourceFile>,
+    #[returns(ref)]
+    pub schemas: BTreeMap<String, Result<String, String>>,
+}
+
+/// Every diagnostic any query reports.
+#[salsa::accumulator]
+#[derive(Debug)]
+pub struct Diagnostics(pub Diagnostic);
+
+/// A parsed file. Equal only when the text is equal, so a moved node is never served stale.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Parsed {
+    text: String,
+    pub ast: Arc<PolicyFile>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
+    let text = file.text(db);
+    let (ast, diagnostics) = crate::parser::parse_file(file.path(db), text);
+    for diagnostic in diagnostics {
+        Diagnostics(diagnostic).accumulate(db);
+    }
+    Parsed {
+        text: text.clone(),
+        ast: Arc::new(ast),
+    }
+}
+
+/// The set's text, for line numbers and rendering.
+pub fn source_map(db: &dyn salsa::Database, set: PolicySet) -> SourceMap {
+    let mut sources = SourceMap::default();
+    for file in set.files(db) {
+        sources.insert(file.path(db).clone(), file.text(db).clone());
+    }
+    sources
+}
+
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
+    let parsed: Vec<(String, Arc<PolicyFile>)> = set
+        .files(db)
+        .iter()
+        .map(|f| (f.path(db).clone(), parse(db, *f).ast.clone()))
+        .collect();
+    let schemas = set.schemas(db);
+    let readers: Vec<Box<dyn Fn(&str) -> Result<String, String>>> = parsed
+        .iter()
+        .map(|(path, _)| {
+            let dir = parent_dir(path);
+            Box::new(move |relative: &str| {
+                let key = join(&dir, relative);
+                schemas
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or_else(|| Err(format!("`{relative}` was not loaded")))
+            }) as Box<dyn Fn(&str) -> Result<String, String>>
+        })
+        .collect();
+    let units: Vec<SourceUnit<'_>> = parsed
+        .iter()
+        .zip(&readers)
+        .map(|((path, ast), read)| SourceUnit {
+            path,
+            ast,
+            read_schema: read.as_ref(),
+        })
+        .collect();
+    let mut diagnostics = Vec::new();
+    let checked = check_set(&units, &mut diagnostics);
+    for diagnostic in diagnostics {
+        Diagnostics(diagnostic).accumulate(db);
+    }
+    Arc::new(checked)
+}
+
+/// The lowered program, or `None` when the set has errors.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn lower(db: &dyn salsa::Database, set: PolicySet) -> Option<Arc<Program>> {
+    let checked = check(db, set);
+    if checked.has_errors {
+        return None;
+    }
+    match crate::lower::lower_set(checked, &source_map(db, set)) {
+        Ok(program) => Some(Arc::new(program)),
+        Err(diagnostics) => {
+            for diagnostic in diagnostics {
+                Diagnostics(diagnostic).accumulate(db);
+            }
+            None
+        }
+    }
+}
+
+#[salsa::tracked]
+pub fn lint(db: &dyn salsa::Database, set: PolicySet) {
+    for diagnostic in crate::lint::lint_set(check(db, set)) {
+        Diagnostics(diagnostic).accumulate(db);
+    }
+}
+
+#[salsa::tracked]
+pub fn run_examples(db: &dyn salsa::Database, set: PolicySet) {
+    let Some(program) = lower(db, set) else {
+        return;
+    };
+    for diagnostic in crate::testing::check_examples(check(db, set), program) {
+        Diagnostics(diagnostic).accumulate(db);
+    }
+}
+
+/// Everything `sluice check` reports: parse, check, lower, lint and example diagnostics.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn compile(db: &dyn salsa::Database, set: PolicySet) -> Option<Arc<Program>> {
+    let program = lower(db, set).clone();
+    lint(db, set);
+    run_examples(db, set);
+    program
+}
+
+/// The diagnostics of [`compile`], sorted by place.
+pub fn diagnostics(db: &dyn salsa::Database, set: PolicySet) -> Vec<Diagnostic> {
+    let mut all: Vec<Diagnostic> = compile::accumulated::<Diagnostics>(db, set)
+        .into_iter()
+        .map(|d| d.0.clone())
+        .collect();
+    all.sort_by_key(Diagnostic::sort_key);
+    all.dedup();
+    all
+}
+
+fn parent_dir(path: &str) -> String {
+    match path.rfind('/') {
+        Some(i) => path.get(..i).unwrap_or("").to_string(),
+        None => ".".to_string(),
+    }
+}
+
+/// The key under which a schema named in the file at `dir` is stored.
+pub fn join(dir: &str, relative: &str) -> String {
+    if relative.starts_with('/') {
+        relative.to_string()
+    } else {
+        format!("{dir}/{relative}")
+    }
+}
+
+/// The one database type: the CLI, the tests and (later) the language server use it.
+#[salsa::db]
+#[derive(Clone, Default)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Database {
+    /// A database that records which queries executed, for tests of incrementality.
+    pub fn with_log() -> (Self, QueryLog) {
+        let log = QueryLog::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Ok(mut entries) = sink.0.lock() {
+                    entries.push(format!("{database_key:?}"));
+                }
+            }
+        })));
+        (Database { storage }, log)
+    }
+}
+
+/// The queries that executed, in order.
+#[derive(Clone, Default)]
+pub struct QueryLog(Arc<Mutex<Vec<String>>>);
+
+impl QueryLog {
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut entries| std::mem::take(&mut *entries))
+            .unwrap_or_default()
+    }
+}

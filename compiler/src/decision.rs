@@ -1,0 +1,115 @@
+//! Decisions and their provenance: what a policy set says about a call, and which rules said it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::call::Status;
+use crate::ir::RuleMeta;
+
+/// A pre-check decision, ordered from most permissive to strictest so that `max` combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// No rule matched: the next link of the pre-check chain decides.
+    Delegate,
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Delegate => "delegate",
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// A rule that matched, with what it said.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Match {
+    #[serde(flatten)]
+    pub rule: RuleMeta,
+    pub effect: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The pre-check verdict of one policy set.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PrecheckOutcome {
+    pub decision: Decision,
+    /// The deciding rule: the first, in set order, of the strictest matches.
+    pub rule: Option<RuleMeta>,
+    pub reason: Option<String>,
+    /// Every matching rule, in set order.
+    pub matched: Vec<Match>,
+}
+
+/// A gate's veto.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Veto {
+    #[serde(flatten)]
+    pub rule: RuleMeta,
+    pub reason: String,
+}
+
+/// A rule whose evaluation failed; the policy failed closed because of it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EvalFailure {
+    #[serde(flatten)]
+    pub rule: RuleMeta,
+    pub error: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PostcheckKind {
+    /// No rule changed the result.
+    Accept,
+    /// Content or value was replaced, or context attached.
+    Rewritten,
+    /// A rule failed the result.
+    Fail,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Failure {
+    pub message: String,
+    pub context: Option<String>,
+}
+
+/// The result after post-checks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PostcheckOutcome {
+    pub status: Status,
+    pub outcome: PostcheckKind,
+    pub content: String,
+    pub value: Value,
+    pub failure: Option<Failure>,
+    /// Context attached by rules, in order.
+    pub attached: Vec<String>,
+    /// The rules that matched, in the order they applied.
+    pub applied: Vec<RuleMeta>,
+}
+
+/// Everything one policy set says about one call: the `sluice eval` output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    pub tool: String,
+    /// The pre-check decision, or `deny` when a gate vetoed.
+    pub decision: Decision,
+    pub reason: Option<String>,
+    /// The rule that decided: a vetoing gate, or the deciding pre-check rule.
+    pub rule: Option<RuleMeta>,
+    /// The pre-check decision alone, before gates.
+    pub precheck: Decision,
+    pub matched: Vec<Match>,
+    pub gates: Vec<Veto>,
+    pub errors: Vec<EvalFailure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postcheck: Option<PostcheckOutcome>,
+}

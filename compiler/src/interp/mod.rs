@@ -1,0 +1,335 @@
+//! The reference interpreter: evaluates the IR for a call. It is the reference semantics; the JIT
+//! must agree with it on every input.
+//!
+//! Pre-checks: every matching rule is found and the strictest wins (deny > ask > allow); among
+//! equally strict matches the first in set order decides, so rule order never changes a decision.
+//! No match delegates. Gates: every matching gate vetoes with its reason. Post-checks: matching
+//! rules apply in set order, each seeing the result as the ones before it left it; a `fail` stops
+//! the chain. A rule whose evaluation fails fails closed: a pre-check denies, a gate vetoes, a
+//! post-check fails the result, each with the error in the reason.
+
+mod eval;
+mod explain;
+pub mod path;
+mod value;
+
+use serde_json::Value as Json;
+
+use crate::ast::RuleKind;
+use crate::call::{Call, Status, ToolResult};
+use crate::decision::{
+    Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
+    PrecheckOutcome, Veto,
+};
+use crate::ir::{EffectIr, Program, RuleIr};
+
+pub use eval::{EvalError, Evaluation, Facts, Roots};
+pub use explain::{Step, explain};
+pub use value::Value;
+
+/// Evaluates calls against one lowered policy set.
+#[derive(Clone, Copy)]
+pub struct Interpreter<'p> {
+    program: &'p Program,
+}
+
+/// A call's JSON roots, built once per call.
+struct CallJson {
+    agent: Json,
+    result: Option<Json>,
+}
+
+impl<'p> Interpreter<'p> {
+    pub fn new(program: &'p Program) -> Self {
+        Interpreter { program }
+    }
+
+    /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
+    pub fn evaluate(&self, call: &Call) -> Outcome {
+        let mut errors = Vec::new();
+        let precheck = self.precheck_with(call, &mut errors);
+        let gates = self.gates_with(call, &mut errors);
+        let postcheck = call
+            .result
+            .as_ref()
+            .map(|result| self.postcheck_with(call, result, &mut errors));
+        let (decision, reason, rule) = match gates.first() {
+            Some(veto) => (
+                Decision::Deny,
+                Some(veto.reason.clone()),
+                Some(veto.rule.clone()),
+            ),
+            None => (
+                precheck.decision,
+                precheck.reason.clone(),
+                precheck.rule.clone(),
+            ),
+        };
+        Outcome {
+            tool: call.tool.clone(),
+            decision,
+            reason,
+            rule,
+            precheck: precheck.decision,
+            matched: precheck.matched,
+            gates,
+            errors,
+            postcheck,
+        }
+    }
+
+    pub fn precheck(&self, call: &Call) -> PrecheckOutcome {
+        self.precheck_with(call, &mut Vec::new())
+    }
+
+    pub fn gates(&self, call: &Call) -> Vec<Veto> {
+        self.gates_with(call, &mut Vec::new())
+    }
+
+    pub fn postcheck(&self, call: &Call, result: &ToolResult) -> PostcheckOutcome {
+        self.postcheck_with(call, result, &mut Vec::new())
+    }
+
+    fn precheck_with(&self, call: &Call, errors: &mut Vec<EvalFailure>) -> PrecheckOutcome {
+        let json = CallJson {
+            agent: call.agent_json(),
+            result: None,
+        };
+        let roots = self.roots(call, &json);
+        let facts = Facts::fill(self.program, &call.tool, &roots);
+        let mut matched = Vec::new();
+        for rule in self.applicable(RuleKind::Precheck, &call.tool) {
+            match self.fire(rule, &facts) {
+                Ok(None) => {}
+                Ok(Some(effect)) => matched.push(effect),
+                Err(error) => {
+                    let reason = format!(
+                        "policy error in rule `{}`: {}",
+                        rule.meta.name, error.message
+                    );
+                    errors.push(EvalFailure {
+                        rule: rule.meta.clone(),
+                        error: error.message,
+                    });
+                    matched.push(Match {
+                        rule: rule.meta.clone(),
+                        effect: Decision::Deny,
+                        reason: Some(reason),
+                    });
+                }
+            }
+        }
+        decide(matched)
+    }
+
+    /// Runs one pre-check rule: `None` when its condition is false.
+    fn fire(&self, rule: &RuleIr, facts: &Facts<'_>) -> Result<Option<Match>, EvalError> {
+        let mut evaluation = Evaluation::new(self.program, rule, facts);
+        if let Some(cond) = rule.condition {
+            if !evaluation.truth(cond)? {
+                return Ok(None);
+            }
+        }
+        let (effect, reason) = match rule.effects.first() {
+            Some(EffectIr::Deny(m)) => (Decision::Deny, Some(evaluation.text(*m)?)),
+            Some(EffectIr::Ask(m)) => (Decision::Ask, Some(evaluation.text(*m)?)),
+            _ => (Decision::Allow, None),
+        };
+        Ok(Some(Match {
+            rule: rule.meta.clone(),
+            effect,
+            reason,
+        }))
+    }
+
+    fn gates_with(&self, call: &Call, errors: &mut Vec<EvalFailure>) -> Vec<Veto> {
+        let json = CallJson {
+            agent: call.agent_json(),
+            result: None,
+        };
+        let roots = self.roots(call, &json);
+        let facts = Facts::fill(self.program, &call.tool, &roots);
+        let mut vetoes = Vec::new();
+        for rule in self.applicable(RuleKind::Gate, &call.tool) {
+            let mut evaluation = Evaluation::new(self.program, rule, &facts);
+            let verdict = (|| -> Result<Option<String>, EvalError> {
+                if let Some(cond) = rule.condition {
+                    if !evaluation.truth(cond)? {
+                        return Ok(None);
+                    }
+                }
+                match rule.effects.first() {
+                    Some(EffectIr::Veto(m)) => Ok(Some(evaluation.text(*m)?)),
+                    _ => Ok(None),
+                }
+            })();
+            match verdict {
+                Ok(None) => {}
+                Ok(Some(reason)) => vetoes.push(Veto {
+                    rule: rule.meta.clone(),
+                    reason,
+                }),
+                Err(error) => {
+                    let reason = format!(
+                        "policy error in gate `{}`: {}",
+                        rule.meta.name, error.message
+                    );
+                    errors.push(EvalFailure {
+                        rule: rule.meta.clone(),
+                        error: error.message,
+                    });
+                    vetoes.push(Veto {
+                        rule: rule.meta.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+        vetoes
+    }
+
+    fn postcheck_with(
+        &self,
+        call: &Call,
+        result: &ToolResult,
+        errors: &mut Vec<EvalFailure>,
+    ) -> PostcheckOutcome {
+        let mut current = result.clone();
+        let mut outcome = PostcheckOutcome {
+            status: result.status,
+            outcome: PostcheckKind::Accept,
+            content: String::new(),
+            value: Json::Null,
+            failure: None,
+            attached: Vec::new(),
+            applied: Vec::new(),
+        };
+        let agent = call.agent_json();
+        for rule in self.applicable(RuleKind::Postcheck, &call.tool) {
+            let json = CallJson {
+                agent: agent.clone(),
+                result: Some(current.to_json()),
+            };
+            let roots = self.roots(call, &json);
+            let facts = Facts::fill(self.program, &call.tool, &roots);
+            let mut evaluation = Evaluation::new(self.program, rule, &facts);
+            let applied = (|| -> Result<Option<Vec<Applied>>, EvalError> {
+                if let Some(cond) = rule.condition {
+                    if !evaluation.truth(cond)? {
+                        return Ok(None);
+                    }
+                }
+                let mut changes = Vec::new();
+                for effect in &rule.effects {
+                    changes.push(match effect {
+                        EffectIr::ReplaceContent(e) => Applied::Content(evaluation.text(*e)?),
+                        EffectIr::ReplaceValue(e) => Applied::Value(evaluation.eval(*e)?.to_json()),
+                        EffectIr::Attach(e) => Applied::Attach(evaluation.text(*e)?),
+                        EffectIr::Fail { message, context } => Applied::Fail(Failure {
+                            message: evaluation.text(*message)?,
+                            context: match context {
+                                Some(c) => Some(evaluation.text(*c)?),
+                                None => None,
+                            },
+                        }),
+                        _ => Applied::Accept,
+                    });
+                }
+                Ok(Some(changes))
+            })();
+            let changes = match applied {
+                Ok(None) => continue,
+                Ok(Some(changes)) => changes,
+                Err(error) => {
+                    let message = format!(
+                        "policy error in post-check `{}`: {}",
+                        rule.meta.name, error.message
+                    );
+                    errors.push(EvalFailure {
+                        rule: rule.meta.clone(),
+                        error: error.message,
+                    });
+                    vec![Applied::Fail(Failure {
+                        message,
+                        context: None,
+                    })]
+                }
+            };
+            outcome.applied.push(rule.meta.clone());
+            for change in changes {
+                match change {
+                    Applied::Accept => {}
+                    Applied::Content(c) => {
+                        current.content = c;
+                        outcome.outcome = PostcheckKind::Rewritten;
+                    }
+                    Applied::Value(v) => {
+                        current.value = v;
+                        outcome.outcome = PostcheckKind::Rewritten;
+                    }
+                    Applied::Attach(a) => {
+                        outcome.attached.push(a);
+                        outcome.outcome = PostcheckKind::Rewritten;
+                    }
+                    Applied::Fail(failure) => outcome.failure = Some(failure),
+                }
+            }
+            if outcome.failure.is_some() {
+                outcome.outcome = PostcheckKind::Fail;
+                // A failure exposes only the context the failing rule gave.
+                outcome.attached.clear();
+                break;
+            }
+        }
+        outcome.status = match (&outcome.failure, current.status) {
+            (Some(_), Status::Ok) => Status::Error,
+            (_, status) => status,
+        };
+        outcome.content = current.content;
+        outcome.value = current.value;
+        outcome
+    }
+
+    fn applicable<'a>(
+        &'a self,
+        kind: RuleKind,
+        tool: &'a str,
+    ) -> impl Iterator<Item = &'p RuleIr> + 'a {
+        self.program
+            .rules_of(kind)
+            .filter(move |r| r.applies_to(tool))
+    }
+
+    fn roots<'a>(&self, call: &'a Call, json: &'a CallJson) -> Roots<'a> {
+        Roots {
+            args: &call.args,
+            agent: &json.agent,
+            context: &call.context,
+            result: json.result.as_ref(),
+        }
+    }
+}
+
+enum Applied {
+    Accept,
+    Content(String),
+    Value(Json),
+    Attach(String),
+    Fail(Failure),
+}
+
+/// The strictest match decides; among equals, the first in set order.
+pub fn decide(matched: Vec<Match>) -> PrecheckOutcome {
+    let strictest = matched
+        .iter()
+        .map(|m| m.effect)
+        .max()
+        .unwrap_or(Decision::Delegate);
+    let deciding = matched.iter().find(|m| m.effect == strictest);
+    PrecheckOutcome {
+        decision: strictest,
+        rule: deciding.map(|m| m.rule.clone()),
+        reason: deciding.and_then(|m| m.reason.clone()),
+        matched,
+    }
+}

@@ -1,0 +1,117 @@
+//! Lexical path normalization: `.`, `..` and repeated slashes, without touching the file system.
+
+/// Normalizes `path`; a relative path is first joined onto `base` when one is given.
+///
+/// `..` never climbs above the root of an absolute path, and is kept at the front of a relative
+/// one, so `/home/me/project/../.ssh` becomes `/home/me/.ssh`.
+pub fn normalize(path: &str, base: Option<&str>) -> String {
+    let joined;
+    let path = match base {
+        Some(base) if !path.starts_with('/') && !path.starts_with('~') => {
+            joined = format!("{base}/{path}");
+            joined.as_str()
+        }
+        _ => path,
+    };
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            other => parts.push(other),
+        }
+    }
+    let body = parts.join("/");
+    match (absolute, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".to_string(),
+        (false, false) => body,
+    }
+}
+
+/// Whether normalized `path` is `dir` or inside it.
+pub fn under(path: &str, dir: &str) -> bool {
+    if dir == "/" {
+        return path.starts_with('/');
+    }
+    if dir == "." {
+        return !path.starts_with('/') && !path.starts_with("..") && !path.starts_with('~');
+    }
+    path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+pub fn file_name(path: &str) -> &str {
+    match path {
+        "/" | "." | ".." => "",
+        _ => path.rsplit('/').next().unwrap_or(""),
+    }
+}
+
+pub fn extension(path: &str) -> &str {
+    let name = file_name(path);
+    match name.rfind('.') {
+        Some(0) | None => "",
+        Some(i) => name.get(i + 1..).unwrap_or(""),
+    }
+}
+
+pub fn parent(path: &str) -> String {
+    match path.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => path.get(..i).unwrap_or("").to_string(),
+        None => ".".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_dot_cannot_escape_by_spelling() {
+        assert_eq!(normalize("/home/me/project/../.ssh", None), "/home/me/.ssh");
+        assert!(!under(
+            &normalize("/home/me/project/../.ssh", None),
+            "/home/me/project"
+        ));
+        assert_eq!(normalize("//a///b/./c/", None), "/a/b/c");
+        assert_eq!(normalize("/../../etc", None), "/etc");
+        assert_eq!(normalize("../x", None), "../x");
+        assert_eq!(normalize("a/../..", None), "..");
+        assert_eq!(normalize("", None), ".");
+    }
+
+    #[test]
+    fn relative_paths_join_the_base() {
+        assert_eq!(normalize("src/main.rs", Some("/w")), "/w/src/main.rs");
+        assert_eq!(normalize("../../etc/passwd", Some("/w/p")), "/etc/passwd");
+        assert_eq!(normalize("/abs", Some("/w")), "/abs");
+    }
+
+    #[test]
+    fn under_respects_component_boundaries() {
+        assert!(under("/w/project", "/w/project"));
+        assert!(under("/w/project/a", "/w/project"));
+        assert!(!under("/w/project2", "/w/project"));
+        assert!(under("/anything", "/"));
+    }
+
+    #[test]
+    fn names_and_extensions() {
+        assert_eq!(file_name("/a/b/.env"), ".env");
+        assert_eq!(extension("/a/b/.env"), "");
+        assert_eq!(extension("/a/b/key.pem"), "pem");
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a"), "/");
+    }
+}

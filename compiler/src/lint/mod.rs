@@ -1,0 +1,168 @@
+//! Linting (typed tree → warnings): rules that can never match, allows that never win, globs and
+//! declarations nothing uses, and empty-matching regexes that guard a deny.
+
+mod fold;
+
+use crate::ast::{BinOp, RuleKind};
+use crate::check::{CheckedEffect, CheckedRule, CheckedSet, TExpr, TExprKind};
+use crate::diagnostics::{Code, Diagnostic};
+
+pub use fold::constant_truth;
+
+pub fn lint_set(set: &CheckedSet) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in &set.rules {
+        never_matches(rule, &mut out);
+        shadowed_allow(rule, set, &mut out);
+        selector_matches_nothing(rule, set, &mut out);
+        empty_match_guard(rule, &mut out);
+    }
+    unused_tools(set, &mut out);
+    out
+}
+
+fn never_matches(rule: &CheckedRule, out: &mut Vec<Diagnostic>) {
+    let Some(cond) = &rule.condition else { return };
+    if constant_truth(cond) == Some(false) {
+        out.push(
+            Diagnostic::new(
+                Code::NeverMatches,
+                &rule.file,
+                cond.span,
+                format!("rule `{}` can never match", rule.name),
+            )
+            .label("this condition is always false")
+            .help("fix the condition, or delete the rule"),
+        );
+    }
+}
+
+fn is_stricter(rule: &CheckedRule) -> bool {
+    matches!(
+        rule.effects.first(),
+        Some(CheckedEffect::Deny(_) | CheckedEffect::Ask(_))
+    )
+}
+
+/// An allow is overridden when a stricter rule of the set applies to all its tools whenever it does.
+fn shadowed_allow(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    if rule.kind != RuleKind::Precheck
+        || !matches!(rule.effects.first(), Some(CheckedEffect::Allow))
+    {
+        return;
+    }
+    let covers = |other: &CheckedRule| {
+        let tools_covered = other.tools.all
+            || (rule.tools.is_exact()
+                && rule
+                    .tools
+                    .names
+                    .iter()
+                    .all(|n| other.tools.names.contains(n)));
+        let always = match &other.condition {
+            None => true,
+            Some(c) => constant_truth(c) == Some(true) || rule.condition.as_ref() == Some(c),
+        };
+        tools_covered && always
+    };
+    if let Some(stricter) = set
+        .rules
+        .iter()
+        .find(|other| other.kind == RuleKind::Precheck && is_stricter(other) && covers(other))
+    {
+        out.push(
+            Diagnostic::new(Code::ShadowedAllow, &rule.file, rule.name_span, format!("`allow` rule `{}` is always overridden", rule.name))
+                .label("never decides")
+                .secondary(&stricter.file, stricter.name_span, format!("`{}` is stricter and matches whenever this does", stricter.name))
+                .help("the strictest matching rule wins; narrow the stricter rule's condition, or delete this one"),
+        );
+    }
+}
+
+fn selector_matches_nothing(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    for glob in &rule.tools.globs {
+        let Ok(matcher) = globset::Glob::new(glob).map(|g| g.compile_matcher()) else {
+            continue;
+        };
+        if !set.decls.tools.keys().any(|tool| matcher.is_match(tool)) {
+            out.push(
+                Diagnostic::new(Code::SelectorMatchesNothing, &rule.file, rule.name_span, format!("tool glob `{glob}` of rule `{}` matches no declared tool", rule.name))
+                    .label("applies to no declared tool")
+                    .help("declare the tools it is meant for, so its conditions are checked against their arguments, or fix the glob"),
+            );
+        }
+    }
+}
+
+fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    if set.rules.iter().any(|r| r.tools.all) {
+        return;
+    }
+    let globs: Vec<globset::GlobMatcher> = set
+        .rules
+        .iter()
+        .flat_map(|r| &r.tools.globs)
+        .filter_map(|g| globset::Glob::new(g).ok())
+        .map(|g| g.compile_matcher())
+        .collect();
+    for tool in set.decls.tools.values() {
+        let used = set.rules.iter().any(|r| r.tools.names.contains(&tool.name))
+            || globs.iter().any(|g| g.is_match(&tool.name))
+            || set.tests.iter().any(|t| t.tool == tool.name);
+        if !used {
+            out.push(
+                Diagnostic::new(
+                    Code::UnusedTool,
+                    &tool.file,
+                    tool.span,
+                    format!("tool `{}` is declared but never used", tool.name),
+                )
+                .label("unused")
+                .help("write a rule or a test for it, or delete the declaration"),
+            );
+        }
+    }
+}
+
+fn empty_match_guard(rule: &CheckedRule, out: &mut Vec<Diagnostic>) {
+    let guards = matches!(
+        rule.effects.first(),
+        Some(CheckedEffect::Deny(_) | CheckedEffect::Veto(_))
+    );
+    let Some(cond) = &rule.condition else { return };
+    if !guards {
+        return;
+    }
+    let mut found = Vec::new();
+    positive_regexes(cond, &mut found);
+    for (pattern, span) in found {
+        let empty = regex_syntax::Parser::new()
+            .parse(&pattern)
+            .map(|hir| hir.properties().minimum_len() == Some(0))
+            .unwrap_or(false);
+        if empty {
+            out.push(
+                Diagnostic::new(Code::EmptyMatchGuard, &rule.file, span, format!("regex `{pattern}` matches the empty string"))
+                    .label("matches every input")
+                    .help("a regex that can match nothing matches everywhere; require at least one character, e.g. `+` instead of `*`"),
+            );
+        }
+    }
+}
+
+/// Regexes whose match makes the condition true (not under `not`, not behind `or`'s other side).
+fn positive_regexes(expr: &TExpr, out: &mut Vec<(String, crate::ast::Span)>) {
+    match &expr.kind {
+        TExprKind::Matches { pattern, .. } => out.push((pattern.to_string(), expr.span)),
+        TExprKind::Binary {
+            op: BinOp::And | BinOp::Or,
+            lhs,
+            rhs,
+        } => {
+            positive_regexes(lhs, out);
+            positive_regexes(rhs, out);
+        }
+        TExprKind::Quantified { body, .. } => positive_regexes(body, out),
+        _ => {}
+    }
+}

@@ -1,0 +1,187 @@
+//! Loading: files and directories into policy sets, compiled through the database.
+//!
+//! A directory that holds `.sluice` files is one policy set (its direct files); its
+//! subdirectories are sets of their own. Files named directly on the command line form one set.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use salsa::Setter;
+
+use crate::ast::ToolShape;
+use crate::check::CheckedSet;
+use crate::db::{self, Database, PolicySet, SourceFile};
+use crate::diagnostics::{Diagnostic, SourceMap};
+use crate::ir::Program;
+
+pub const EXTENSION: &str = "sluice";
+
+/// Files that make one policy set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetSource {
+    /// The directory, or the files as named.
+    pub name: String,
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LoadError {
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    #[error("cannot read `{0}`: {1}")]
+    Unreadable(String, String),
+    #[error("`{0}` is not valid UTF-8")]
+    NotUtf8(String),
+    #[error("policy file `{0}` is empty")]
+    Empty(String),
+    #[error("no `.sluice` files found in {0}")]
+    NoPolicies(String),
+}
+
+/// The policy sets named by `paths`.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<SetSource>, LoadError> {
+    let mut sets = Vec::new();
+    let mut loose = Vec::new();
+    for path in paths {
+        let shown = path.display().to_string();
+        if !path.exists() {
+            return Err(LoadError::Missing(shown));
+        }
+        if path.is_dir() {
+            collect_dir(path, &mut sets)?;
+        } else {
+            loose.push(path.clone());
+        }
+    }
+    if !loose.is_empty() {
+        let name = loose
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        sets.push(SetSource { name, files: loose });
+    }
+    if sets.is_empty() {
+        let named = paths
+            .iter()
+            .map(|p| format!("`{}`", p.display()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(LoadError::NoPolicies(named));
+    }
+    Ok(sets)
+}
+
+fn collect_dir(dir: &Path, sets: &mut Vec<SetSource>) -> Result<(), LoadError> {
+    let shown = dir.display().to_string();
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| LoadError::Unreadable(shown.clone(), e.to_string()))?;
+    let mut files = Vec::new();
+    let mut subdirs = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| LoadError::Unreadable(shown.clone(), e.to_string()))?
+            .path();
+        if path.is_dir() {
+            subdirs.push(path);
+        } else if path.extension().is_some_and(|e| e == EXTENSION) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    subdirs.sort();
+    if !files.is_empty() {
+        sets.push(SetSource { name: shown, files });
+    }
+    for sub in subdirs {
+        collect_dir(&sub, sets)?;
+    }
+    Ok(())
+}
+
+/// A compiled policy set.
+#[derive(Clone)]
+pub struct Compiled {
+    pub name: String,
+    pub set: PolicySet,
+    /// `None` when the set has errors.
+    pub program: Option<Arc<Program>>,
+    pub checked: Arc<CheckedSet>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: SourceMap,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => LoadError::Missing(shown.clone()),
+        _ => LoadError::Unreadable(shown.clone(), e.to_string()),
+    })?;
+    String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8(shown))
+}
+
+impl Database {
+    /// Reads the set's files (and the schemas they name) and compiles them.
+    pub fn load(&mut self, source: &SetSource) -> Result<Compiled, LoadError> {
+        let mut files = Vec::new();
+        for path in &source.files {
+            let text = read_text(path)?;
+            if text.trim().is_empty() {
+                return Err(LoadError::Empty(path.display().to_string()));
+            }
+            files.push((path.display().to_string(), text));
+        }
+        Ok(self.compile_texts(&source.name, files))
+    }
+
+    /// Compiles a set given as texts; schema files are read from disk relative to each file.
+    pub fn compile_texts(&mut self, name: &str, files: Vec<(String, String)>) -> Compiled {
+        let inputs: Vec<SourceFile> = files
+            .into_iter()
+            .map(|(path, text)| SourceFile::new(self, path, text))
+            .collect();
+        let set = PolicySet::new(self, inputs.clone(), BTreeMap::new());
+        let mut schemas = BTreeMap::new();
+        for file in &inputs {
+            let path = file.path(self).clone();
+            let dir = Path::new(&path)
+                .parent()
+                .map(|p| p.display().to_string())
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| ".".into());
+            for item in &db::parse(self, *file).ast.items {
+                if let crate::ast::Item::Tool(tool) = item {
+                    if let ToolShape::Schema { path: relative, .. } = &tool.shape {
+                        let key = db::join(&dir, relative);
+                        let text = read_text(Path::new(&key)).map_err(|e| e.to_string());
+                        schemas.insert(key, text);
+                    }
+                }
+            }
+        }
+        if !schemas.is_empty() {
+            set.set_schemas(self).to(schemas);
+        }
+        self.compiled(name, set)
+    }
+
+    /// The compilation of a set already in the database.
+    pub fn compiled(&self, name: &str, set: PolicySet) -> Compiled {
+        let program = db::compile(self, set).clone();
+        Compiled {
+            name: name.to_string(),
+            set,
+            program,
+            checked: db::check(self, set).clone(),
+            diagnostics: db::diagnostics(self, set),
+            sources: db::source_map(self, set),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Rule examples: inputs a rule must decide and inputs it must pass over, checked at compile time
+//! (like Codex execpolicy's `match`/`not_match`). A failing example is an error at its span.
+
+use serde_json::Value as Json;
+
+use crate::ast::{Literal, RuleKind, Span};
+use crate::call::{Call, Status, ToolResult};
+use crate::check::{CheckedRule, CheckedSet};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::interp::{Evaluation, Facts, Roots};
+use crate::ir::{Program, RuleIr};
+
+pub fn check_examples(set: &CheckedSet, program: &Program) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (checked, rule) in set.rules.iter().zip(&program.rules) {
+        if let Some(examples) = &checked.examples {
+            check_rule(checked, rule, program, examples, &mut out);
+        }
+    }
+    out
+}
+
+/// The example keys a rule accepts: `match`, `pass`, fixtures, and its own effect word.
+fn effect_word(rule: &CheckedRule) -> &'static str {
+    use crate::check::CheckedEffect::*;
+    match rule.effects.first() {
+        Some(Allow) => "allow",
+        Some(Deny(_)) => "deny",
+        Some(Ask(_)) => "ask",
+        Some(Veto(_)) => "veto",
+        _ => "match",
+    }
+}
+
+fn check_rule(
+    checked: &CheckedRule,
+    rule: &RuleIr,
+    program: &Program,
+    examples: &Literal,
+    out: &mut Vec<Diagnostic>,
+) {
+    let file = checked.file.as_str();
+    let word = effect_word(checked);
+    let invalid = |span: Span, message: String| {
+        Diagnostic::new(Code::InvalidExamples, file, span, message)
+            .label("in these examples")
+            .help(format!("write `examples {{ {word}: [{{...}}], pass: [{{...}}] }}`, optionally with `context: {{...}}` and `agent: {{...}}`; items are {}", if checked.kind == RuleKind::Postcheck { "results such as `{ content: \"...\" }`" } else { "the call's arguments" }))
+    };
+    let Some(entries) = examples.entries() else {
+        out.push(invalid(examples.span, "examples must be an object".into()));
+        return;
+    };
+    let mut context = Json::Object(Default::default());
+    let mut agent = Json::Object(Default::default());
+    let mut cases: Vec<(bool, &Literal)> = Vec::new();
+    for (key, value) in entries {
+        match key.name.as_str() {
+            "context" => context = value.to_json(),
+            "agent" => agent = value.to_json(),
+            name if name == "match" || name == word || name == "pass" => match value.items() {
+                Some(items) => cases.extend(items.iter().map(|item| (name != "pass", item))),
+                None => out.push(invalid(
+                    value.span,
+                    format!("`{name}` must be a list of examples"),
+                )),
+            },
+            other => out.push(invalid(key.span, format!("unknown example key `{other}`"))),
+        }
+    }
+    let agent: crate::call::Agent = match serde_json::from_value(agent) {
+        Ok(agent) => agent,
+        Err(error) => {
+            out.push(invalid(
+                examples.span,
+                format!("invalid example agent: {error}"),
+            ));
+            return;
+        }
+    };
+    let tool = checked
+        .tools
+        .names
+        .first()
+        .or(checked.tools.globs.first())
+        .cloned()
+        .unwrap_or_else(|| "*".into());
+    for (should_match, item) in cases {
+        if item.entries().is_none() {
+            out.push(invalid(item.span, "an example is an object".into()));
+            continue;
+        }
+        let mut call = Call::new(tool.clone(), Json::Object(Default::default()));
+        call.agent = agent.clone();
+        call.context = context.clone();
+        if checked.kind == RuleKind::Postcheck {
+            let json = item.to_json();
+            let status = json
+                .get("status")
+                .and_then(Json::as_str)
+                .and_then(Status::parse)
+                .unwrap_or(Status::Ok);
+            let mut result =
+                ToolResult::ok(json.get("content").and_then(Json::as_str).unwrap_or(""));
+            result.status = status;
+            result.value = json.get("value").cloned().unwrap_or(Json::Null);
+            result.error = json.get("error").and_then(Json::as_str).map(str::to_string);
+            call.result = Some(result);
+        } else {
+            call.args = item.to_json();
+        }
+        match matches(program, rule, &call) {
+            Ok(matched) if matched == should_match => {}
+            Ok(matched) => {
+                let message = if matched {
+                    format!("rule `{}` matches an example it must pass over", checked.name)
+                } else {
+                    format!("rule `{}` does not match an example it must {word}", checked.name)
+                };
+                out.push(
+                    Diagnostic::new(Code::ExampleFailed, file, item.span, message)
+                        .label(if matched { "matched" } else { "not matched" })
+                        .secondary(file, checked.name_span, "the rule")
+                        .help("fix the rule's condition, or move the example to the list it belongs in"),
+                );
+            }
+            Err(error) => out.push(
+                Diagnostic::new(Code::ExampleFailed, file, item.span, format!("rule `{}` fails on this example: {error}", checked.name))
+                    .label("evaluation failed")
+                    .help("give the example every field the rule reads, including `context` and `agent` fields"),
+            ),
+        }
+    }
+}
+
+/// Whether the rule's condition holds for the call.
+fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String> {
+    let agent = call.agent_json();
+    let result = call.result.as_ref().map(ToolResult::to_json);
+    let roots = Roots {
+        args: &call.args,
+        agent: &agent,
+        context: &call.context,
+        result: result.as_ref(),
+    };
+    let facts = Facts::fill(program, &call.tool, &roots);
+    let mut evaluation = Evaluation::new(program, rule, &facts);
+    match rule.condition {
+        Some(cond) => evaluation.truth(cond).map_err(|e| e.message),
+        None => Ok(true),
+    }
+}

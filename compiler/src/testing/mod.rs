@@ -1,0 +1,8 @@
+//! Policy tests: rule examples, checked when the policy compiles, and test blocks, run by
+//! `sluice test`.
+
+mod examples;
+mod run;
+
+pub use examples::check_examples;
+pub use run::{TestReport, run_tests, run_with_interpreter, test_call};

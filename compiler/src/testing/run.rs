@@ -1,0 +1,148 @@
+//! Running test blocks against a compiled policy set.
+
+use crate::call::{Agent, Call, Status, ToolResult};
+use crate::check::{CheckedSet, CheckedTest, Expect};
+use crate::decision::Outcome;
+use crate::interp::Interpreter;
+use crate::ir::Program;
+
+/// One test's result.
+#[derive(Clone, Debug)]
+pub struct TestReport {
+    pub name: String,
+    pub file: String,
+    pub span: crate::ast::Span,
+    /// What did not hold; empty when the test passed.
+    pub failures: Vec<String>,
+    pub outcome: Outcome,
+}
+
+impl TestReport {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// The call a test makes.
+pub fn test_call(test: &CheckedTest) -> Call {
+    let agent: Agent = serde_json::from_value(test.agent.clone()).unwrap_or_default();
+    let result = test.result.as_ref().map(|r| ToolResult {
+        status: Status::parse(&r.status).unwrap_or(Status::Ok),
+        content: r.content.clone(),
+        value: r.value.clone(),
+        error: r.error.clone(),
+    });
+    Call {
+        tool: test.tool.clone(),
+        args: test.args.clone(),
+        agent,
+        context: test.context.clone(),
+        result,
+    }
+}
+
+/// Runs every test block with `evaluate` (an interpreter or any backend that agrees with it).
+pub fn run_tests(set: &CheckedSet, evaluate: &dyn Fn(&Call) -> Outcome) -> Vec<TestReport> {
+    set.tests
+        .iter()
+        .map(|test| {
+            let outcome = evaluate(&test_call(test));
+            let failures = test
+                .expects
+                .iter()
+                .filter_map(|(expect, _)| unmet(expect, &outcome))
+                .collect();
+            TestReport {
+                name: test.name.clone(),
+                file: test.file.clone(),
+                span: test.span,
+                failures,
+                outcome,
+            }
+        })
+        .collect()
+}
+
+/// Runs the tests with the reference interpreter.
+pub fn run_with_interpreter(set: &CheckedSet, program: &Program) -> Vec<TestReport> {
+    let interpreter = Interpreter::new(program);
+    run_tests(set, &|call| interpreter.evaluate(call))
+}
+
+fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
+    let post = outcome.postcheck.as_ref();
+    let deciding = || {
+        outcome
+            .rule
+            .as_ref()
+            .map_or("no rule matched".to_string(), |r| {
+                format!("decided by `{}` at {}:{}", r.name, r.file, r.line)
+            })
+    };
+    match expect {
+        Expect::Verdict(word) => (outcome.decision.as_str() != word).then(|| {
+            format!(
+                "expected {word}, got {} ({})",
+                outcome.decision.as_str(),
+                deciding()
+            )
+        }),
+        Expect::Gate(name) => (!outcome.gates.iter().any(|g| &*g.rule.name == name)).then(|| {
+            let vetoes: Vec<String> = outcome
+                .gates
+                .iter()
+                .map(|g| format!("`{}`", g.rule.name))
+                .collect();
+            format!(
+                "expected gate `{name}` to veto; vetoes: {}",
+                if vetoes.is_empty() {
+                    "none".into()
+                } else {
+                    vetoes.join(", ")
+                }
+            )
+        }),
+        Expect::NoGate => (!outcome.gates.is_empty()).then(|| {
+            let vetoes: Vec<String> = outcome
+                .gates
+                .iter()
+                .map(|g| format!("`{}` ({})", g.rule.name, g.reason))
+                .collect();
+            format!("expected no veto; vetoes: {}", vetoes.join(", "))
+        }),
+        Expect::Rule(name) => (outcome.rule.as_ref().is_none_or(|r| &*r.name != name))
+            .then(|| format!("expected rule `{name}` to decide; {}", deciding())),
+        Expect::Reason(reason) => (outcome.reason.as_deref() != Some(reason.as_str())).then(|| {
+            format!(
+                "expected reason {reason:?}, got {:?} ({})",
+                outcome.reason.as_deref().unwrap_or("none"),
+                deciding()
+            )
+        }),
+        Expect::Content(content) => match post {
+            Some(p) if &p.content == content => None,
+            Some(p) => Some(format!("expected content {content:?}, got {:?}", p.content)),
+            None => Some("expected a post-check outcome".into()),
+        },
+        Expect::Value(value) => match post {
+            Some(p) if &p.value == value => None,
+            Some(p) => Some(format!("expected value {value}, got {}", p.value)),
+            None => Some("expected a post-check outcome".into()),
+        },
+        Expect::Fail(message) => match post.and_then(|p| p.failure.as_ref()) {
+            Some(f) if &f.message == message => None,
+            Some(f) => Some(format!("expected failure {message:?}, got {:?}", f.message)),
+            None => Some(format!(
+                "expected failure {message:?}, but the result was not failed"
+            )),
+        },
+        Expect::Attached(text) => match post {
+            Some(p) if p.attached.iter().any(|a| a == text) => None,
+            Some(p) => Some(format!(
+                "expected attached context {text:?}, got {:?}",
+                p.attached
+            )),
+            None => Some("expected a post-check outcome".into()),
+        },
+    }
+}

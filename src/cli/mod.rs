@@ -1,0 +1,101 @@
+//! Command-line arguments and dispatch.
+
+mod check;
+mod eval;
+mod fmt;
+mod report;
+mod test;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sluice",
+    version,
+    about = "Check, test and evaluate Sluice policies for AI agents' tool calls"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Parse, check and lint policy sets
+    Check {
+        /// Policy files or directories (a directory of files is one policy set)
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// Treat warnings as errors
+        #[arg(long)]
+        deny_warnings: bool,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Run the policies' examples and test blocks
+    Test {
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+    },
+    /// Evaluate calls (JSON) against one policy set and print the outcome as JSON
+    Eval {
+        /// The policy set: files or one directory
+        #[arg(long, required = true, num_args = 1..)]
+        policy: Vec<PathBuf>,
+        /// A file holding the call, or `-` for standard input
+        #[arg(long, default_value = "-")]
+        call: String,
+        /// Read one call per line and write one outcome per line
+        #[arg(long)]
+        jsonl: bool,
+        /// Explain the decision: the deciding rule, its source and its sub-conditions' values
+        #[arg(long, conflicts_with = "jsonl")]
+        explain: bool,
+    },
+    /// Format policy files canonically, keeping comments
+    Fmt {
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// Report files that are not formatted instead of rewriting them
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// A failure that is not about the policies themselves (usage, I/O): exit code 2.
+pub type CliError = String;
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Check {
+            paths,
+            deny_warnings,
+            format,
+        } => check::run(&paths, deny_warnings, format),
+        Command::Test { paths } => test::run(&paths),
+        Command::Eval {
+            policy,
+            call,
+            jsonl,
+            explain,
+        } => eval::run(&policy, &call, jsonl, explain),
+        Command::Fmt { paths, check } => fmt::run(&paths, check),
+    }
+}
+
+fn exit(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,77 @@
+//! `sluice test`: run the examples (at compile time) and the test blocks of each policy set.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use sluice_compiler::db::Database;
+use sluice_compiler::diagnostics::SourceMap;
+use sluice_compiler::interp::Interpreter;
+use sluice_compiler::load::discover;
+use sluice_compiler::testing::{TestReport, run_tests};
+
+use super::report::human;
+use super::{CliError, exit};
+
+pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
+    let sets = discover(paths).map_err(|e| e.to_string())?;
+    let mut db = Database::default();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for source in &sets {
+        let compiled = db.load(source).map_err(|e| e.to_string())?;
+        let errors: Vec<_> = compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect();
+        let Some(program) = compiled.program.as_ref().filter(|_| errors.is_empty()) else {
+            println!("{}", human(&errors, &compiled.sources));
+            println!(
+                "FAIL  {}  (does not compile: {} errors)",
+                compiled.name,
+                errors.len()
+            );
+            failed += 1;
+            continue;
+        };
+        let examples = compiled
+            .checked
+            .rules
+            .iter()
+            .filter(|r| r.examples.is_some())
+            .count();
+        if examples > 0 {
+            println!("ok    {}  examples of {} rules", compiled.name, examples);
+            passed += examples;
+        }
+        let interpreter = Interpreter::new(program);
+        for report in run_tests(&compiled.checked, &|call| interpreter.evaluate(call)) {
+            print_report(&report, &compiled.sources);
+            if report.passed() {
+                passed += 1
+            } else {
+                failed += 1
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(exit(failed == 0))
+}
+
+fn print_report(report: &TestReport, sources: &SourceMap) {
+    let (line, _) = sources.line_col(&report.file, report.span.start as usize);
+    let status = if report.passed() { "ok  " } else { "FAIL" };
+    println!("{status}  {}:{line}  {}", report.file, report.name);
+    for failure in &report.failures {
+        println!("      {failure}");
+    }
+    if !report.passed() {
+        if let Some(rule) = &report.outcome.rule {
+            let text = sources.get(&rule.file).unwrap_or("");
+            let snippet = text.get(rule.span.range()).unwrap_or("");
+            for (i, source_line) in snippet.lines().enumerate() {
+                println!("      {:>4} | {source_line}", rule.line as usize + i);
+            }
+        }
+    }
+}
