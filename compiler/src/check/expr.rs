@@ -312,6 +312,9 @@ impl<'a> ExprChecker<'a> {
         if base.ty == Ty::Url {
             return self.url_part(base, field, span);
         }
+        if base.ty == Ty::Path {
+            return self.path_part(base, field, span);
+        }
         let base = self.required(base)?;
         let name = field.name.as_str();
         let ty = match &base.ty {
@@ -441,6 +444,37 @@ impl<'a> ExprChecker<'a> {
         })
     }
 
+    fn path_part(&mut self, base: TExpr, field: &Ident, span: Span) -> Checked {
+        let (builtin, ty) = match field.name.as_str() {
+            "name" => (Builtin::PathName, Ty::Str),
+            "extension" => (Builtin::PathExtension, Ty::Str),
+            "parent" => (Builtin::PathParent, Ty::Path),
+            other => {
+                let suggestion = did_you_mean(other, ["name", "extension", "parent"]);
+                self.error(
+                    Code::UnknownField,
+                    field.span,
+                    format!("a path has no part `{other}`"),
+                    "unknown part",
+                    help_with_suggestion(
+                        suggestion,
+                        "a path has `name`, `extension` and `parent`, and the method `under(dir)`"
+                            .to_string(),
+                    ),
+                );
+                return None;
+            }
+        };
+        Some(TExpr {
+            kind: TExprKind::Builtin {
+                builtin,
+                args: vec![base],
+            },
+            ty,
+            span,
+        })
+    }
+
     fn index(&mut self, base: &Expr, index: &Expr, span: Span) -> Checked {
         let base = self.expr(base)?;
         let base = self.required(base)?;
@@ -491,9 +525,6 @@ impl<'a> ExprChecker<'a> {
             ("upper", _) if stringy => (Builtin::Upper, vec![], Ty::Str),
             ("trim", _) if stringy => (Builtin::Trim, vec![], Ty::Str),
             ("under", Ty::Path | Ty::Json) => (Builtin::Under, vec![Ty::Path], Ty::Bool),
-            ("name", Ty::Path | Ty::Json) => (Builtin::PathName, vec![], Ty::Str),
-            ("extension", Ty::Path | Ty::Json) => (Builtin::PathExtension, vec![], Ty::Str),
-            ("parent", Ty::Path | Ty::Json) => (Builtin::PathParent, vec![], Ty::Path),
             _ => {
                 let methods: &[&str] = match &ty {
                     Ty::Path => &[

@@ -382,7 +382,9 @@ impl Builder<'_> {
             Rule::float => LiteralKind::Float(F64(node.as_str().parse().unwrap_or(0.0))),
             Rule::boolean => LiteralKind::Bool(node.as_str() == "true"),
             Rule::null => LiteralKind::Null,
-            Rule::interp_string | Rule::raw_string => LiteralKind::Str(self.plain_string(node)?),
+            Rule::interp_string | Rule::raw_string | Rule::data_string => {
+                LiteralKind::Str(self.plain_string(node)?)
+            }
             _ => return Err(Malformed(span)),
         };
         Ok(Literal { kind, span })
@@ -443,7 +445,7 @@ impl Builder<'_> {
         };
         for piece in node.into_inner() {
             match piece.as_rule() {
-                Rule::text => push_text(&mut parts, piece.as_str()),
+                Rule::text | Rule::data_text => push_text(&mut parts, piece.as_str()),
                 Rule::escape => push_text(&mut parts, unescape(piece.as_str())),
                 Rule::interpolation => {
                     let span = self.span(&piece);

@@ -149,7 +149,12 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         Rule::method_call | Rule::field_access => "`.`",
         Rule::index => "`[`",
         Rule::arguments => "an argument",
-        Rule::interp_string | Rule::raw_string | Rule::text | Rule::raw_text => "a string",
+        Rule::interp_string
+        | Rule::raw_string
+        | Rule::data_string
+        | Rule::text
+        | Rule::data_text
+        | Rule::raw_text => "a string",
         Rule::escape => "an escape (`\\\"`, `\\\\`, `\\n`, `\\t`, `\\r`, `\\{`, `\\}` or `\\0`)",
         Rule::interpolation => "`{`",
         Rule::int | Rule::float => "a number",

@@ -1,0 +1,47 @@
+use super::format_source;
+use crate::parser::parse_file;
+
+fn check_roundtrip(text: &str) -> String {
+    let once = format_source("t", text).expect("formats");
+    let twice = format_source("t", &once).expect("formats again");
+    assert_eq!(once, twice, "formatting is not idempotent");
+    assert_eq!(
+        parse_file("t", text).0,
+        parse_file("t", &once).0,
+        "formatting changed the meaning:\n{once}"
+    );
+    once
+}
+
+#[test]
+fn tour_is_stable() {
+    check_roundtrip(include_str!("../../../tests/fixtures/tour.sluice"));
+}
+
+#[test]
+fn canonical_layout() {
+    let text = "# leading\ntool bash {command:string}\ngate   g on bash when (args.command==\"x\") or not (true and false) => \"no\" # why\n";
+    let formatted = check_roundtrip(text);
+    assert_eq!(
+        formatted,
+        "# leading\ntool bash { command: string }\n\ngate g on bash\n  when args.command == \"x\" or not (true and false)\n  => \"no\"  # why\n"
+    );
+}
+
+#[test]
+fn keeps_comments_between_clauses() {
+    let text = "gate g on x\n  # about the condition\n  when true\n  => \"no\"\n\n# the end\n";
+    let formatted = check_roundtrip(text);
+    assert!(
+        formatted.contains("  # about the condition\n  when true"),
+        "{formatted}"
+    );
+    assert!(formatted.ends_with("# the end\n"), "{formatted}");
+}
+
+#[test]
+fn regexes_print_raw() {
+    let formatted =
+        check_roundtrip("gate g on x when args.c matches \"\\\\brm\" => \"no {args.c}\"\n");
+    assert!(formatted.contains(r#"matches r"\brm""#), "{formatted}");
+}
