@@ -17,6 +17,9 @@ pub struct ToolInfo {
     pub file: String,
     pub span: Span,
     pub args: Arc<Record>,
+    /// False when the declaration could not be read (its schema failed): its arguments are then
+    /// checked when the policy runs, so one bad schema does not cascade into unknown-field errors.
+    pub known: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -71,6 +74,7 @@ pub(crate) fn collect(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic
                         );
                         continue;
                     }
+                    let mut known = true;
                     let args = match &tool.shape {
                         ToolShape::Fields(fields) => record(unit.path, fields, diagnostics),
                         ToolShape::Schema { path, span } => match schema::load(unit, path) {
@@ -81,6 +85,7 @@ pub(crate) fn collect(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic
                                         .label("this schema")
                                         .help("point `from` at a JSON Schema object (or an MCP tool with `inputSchema`) relative to this file"),
                                 );
+                                known = false;
                                 Record::default()
                             }
                         },
@@ -90,6 +95,7 @@ pub(crate) fn collect(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic
                         file: unit.path.to_string(),
                         span: tool.name.span,
                         args: Arc::new(args),
+                        known,
                     };
                     decls.tools.insert(info.name.clone(), info);
                 }

@@ -27,6 +27,8 @@ pub struct CheckedSet {
     pub tests: Vec<CheckedTest>,
     /// Whether any error was found; an erroneous set is never lowered.
     pub has_errors: bool,
+    /// Every tool selector written by any rule, checked or not (for the unused-tool lint).
+    pub selectors: Vec<String>,
 }
 
 pub fn check_set(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) -> CheckedSet {
@@ -81,11 +83,21 @@ pub fn check_set(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) ->
         }
     }
     let has_errors = diagnostics.iter().filter(|d| d.is_error()).count() > errors_before;
+    let selectors = units
+        .iter()
+        .flat_map(|unit| &unit.ast.items)
+        .filter_map(|item| match item {
+            Item::Rule(rule) => Some(rule.selectors.iter().map(|s| s.text.clone())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     CheckedSet {
         decls,
         rules,
         tests,
         has_errors,
+        selectors,
     }
 }
 
@@ -169,7 +181,11 @@ fn resolve_selectors(
 
 /// The arguments every tool of the set has, with the same type.
 fn args_shape(decls: &Declarations, tools: &ToolSet) -> ArgsShape {
-    if !tools.is_exact() {
+    let unknown = tools
+        .names
+        .iter()
+        .any(|n| decls.tools.get(n).is_some_and(|t| !t.known));
+    if !tools.is_exact() || unknown {
         return ArgsShape::Dynamic;
     }
     let records: Vec<(&str, &Arc<Record>)> = tools

@@ -95,19 +95,15 @@ fn selector_matches_nothing(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<
 }
 
 fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
-    if set.rules.iter().any(|r| r.tools.all) {
-        return;
-    }
-    let globs: Vec<globset::GlobMatcher> = set
-        .rules
+    // Selectors as written, so a rule that failed to check still counts as a use.
+    let matchers: Vec<globset::GlobMatcher> = set
+        .selectors
         .iter()
-        .flat_map(|r| &r.tools.globs)
-        .filter_map(|g| globset::Glob::new(g).ok())
+        .filter_map(|s| globset::Glob::new(s).ok())
         .map(|g| g.compile_matcher())
         .collect();
     for tool in set.decls.tools.values() {
-        let used = set.rules.iter().any(|r| r.tools.names.contains(&tool.name))
-            || globs.iter().any(|g| g.is_match(&tool.name))
+        let used = matchers.iter().any(|m| m.is_match(&tool.name))
             || set.tests.iter().any(|t| t.tool == tool.name);
         if !used {
             out.push(

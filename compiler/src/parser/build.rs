@@ -101,9 +101,12 @@ fn is_keyword(kind_of: Rule) -> bool {
 }
 
 impl Builder<'_> {
+    /// The node's span without the trailing whitespace pest attributes to it when an optional
+    /// part after it did not match.
     fn span(&self, node: &Node<'_>) -> Span {
         let s = node.as_span();
-        Span::new(s.start() + self.offset, s.end() + self.offset)
+        let trimmed = node.as_str().trim_end().len();
+        Span::new(s.start() + self.offset, s.start() + trimmed + self.offset)
     }
 
     fn ident(&self, node: Node<'_>) -> Ident {

@@ -55,7 +55,10 @@ fn describe_found(text: &str, position: usize) -> (Option<String>, usize) {
     let Some(first) = rest.chars().next() else {
         return (None, 0);
     };
-    let token: String = if first.is_alphanumeric() || first == '_' {
+    const OPERATORS: &[&str] = &["=>", "==", "!=", "<=", ">=", "??"];
+    let token: String = if let Some(op) = OPERATORS.iter().find(|op| rest.starts_with(**op)) {
+        (*op).to_string()
+    } else if first.is_alphanumeric() || first == '_' {
         rest.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .take(40)
