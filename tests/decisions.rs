@@ -1,6 +1,13 @@
 //! Golden decisions: for each shipped policy set, every call its tests make, with the decision
 //! and its provenance, snapshotted as a table.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
 use std::path::PathBuf;
 
 use sluice::compiler::decision::Outcome;

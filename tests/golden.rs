@@ -3,6 +3,13 @@
 //! diagnostics catalogue in `lang-spec/diagnostics.md` is generated from the registry and these
 //! fixtures; this test fails when it is stale (`UPDATE_DOCS=1 cargo test --test golden` rewrites it).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
 use std::path::{Path, PathBuf};
 
 use sluice::Database;

@@ -22,7 +22,7 @@ pub struct SourceFile {
 }
 
 /// A policy set: its files in set order (by path), and the schema files they name, read by the
-/// driver (key: the path as written joined to the naming file's folder).
+/// driver (keyed by [`schema_key`](crate::check::schema_key)).
 #[salsa::input(debug)]
 pub struct PolicySet {
     #[returns(ref)]
@@ -73,27 +73,9 @@ pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
         .map(|f| (f.path(db).clone(), parse(db, *f).ast.clone()))
         .collect();
     let schemas = set.schemas(db);
-    let readers: Vec<Box<dyn Fn(&str) -> Result<String, String>>> = parsed
-        .iter()
-        .map(|(path, _)| {
-            let dir = parent_dir(path);
-            Box::new(move |relative: &str| {
-                let key = join(&dir, relative);
-                schemas
-                    .get(&key)
-                    .cloned()
-                    .unwrap_or_else(|| Err(format!("`{relative}` was not loaded")))
-            }) as Box<dyn Fn(&str) -> Result<String, String>>
-        })
-        .collect();
     let units: Vec<SourceUnit<'_>> = parsed
         .iter()
-        .zip(&readers)
-        .map(|((path, ast), read)| SourceUnit {
-            path,
-            ast,
-            read_schema: read.as_ref(),
-        })
+        .map(|(path, ast)| SourceUnit { path, ast, schemas })
         .collect();
     let mut diagnostics = Vec::new();
     let checked = check_set(&units, &mut diagnostics);
@@ -158,22 +140,6 @@ pub fn diagnostics(db: &dyn salsa::Database, set: PolicySet) -> Vec<Diagnostic> 
     all
 }
 
-fn parent_dir(path: &str) -> String {
-    match path.rfind('/') {
-        Some(i) => path.get(..i).unwrap_or("").to_string(),
-        None => ".".to_string(),
-    }
-}
-
-/// The key under which a schema named in the file at `dir` is stored.
-pub fn join(dir: &str, relative: &str) -> String {
-    if relative.starts_with('/') {
-        relative.to_string()
-    } else {
-        format!("{dir}/{relative}")
-    }
-}
-
 /// The one database type: the CLI, the tests and (later) the language server use it.
 #[salsa::db]
 #[derive(Clone, Default)]
@@ -190,10 +156,10 @@ impl Database {
         let log = QueryLog::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                if let Ok(mut entries) = sink.0.lock() {
-                    entries.push(format!("{database_key:?}"));
-                }
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Ok(mut entries) = sink.0.lock()
+            {
+                entries.push(format!("{database_key:?}"));
             }
         })));
         (Database { storage }, log)
@@ -210,5 +176,63 @@ impl QueryLog {
             .lock()
             .map(|mut entries| std::mem::take(&mut *entries))
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use salsa::Setter;
+
+    use super::*;
+
+    fn executed(log: &QueryLog, query: &str) -> usize {
+        log.take().iter().filter(|q| q.starts_with(query)).count()
+    }
+
+    #[test]
+    fn editing_one_file_reparses_only_that_file() {
+        let (mut db, log) = Database::with_log();
+        let a = SourceFile::new(
+            &db,
+            "a.sluice".into(),
+            "tool bash { command: string }\n".into(),
+        );
+        let b = SourceFile::new(
+            &db,
+            "b.sluice".into(),
+            "gate g on bash when args.command == \"x\" => \"no\"\n".into(),
+        );
+        let set = PolicySet::new(&db, vec![a, b], BTreeMap::new());
+        assert!(compile(&db, set).is_some());
+        assert_eq!(executed(&log, "parse"), 2);
+
+        b.set_text(&mut db)
+            .to("gate g on bash when args.command == \"y\" => \"no\"\n".into());
+        assert!(compile(&db, set).is_some());
+        let ran = log.take();
+        assert_eq!(
+            ran.iter().filter(|q| q.starts_with("parse")).count(),
+            1,
+            "{ran:?}"
+        );
+        assert!(ran.iter().any(|q| q.starts_with("check")), "{ran:?}");
+
+        // Nothing changed: nothing runs again.
+        assert!(compile(&db, set).is_some());
+        assert_eq!(log.take(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn diagnostics_come_from_every_stage() {
+        let db = Database::default();
+        let file = SourceFile::new(&db, "a.sluice".into(), "tool bash { command: string }\ntool unused { x: int }\ngate g on bash when args.comand == \"x\" => \"no\"\n".into());
+        let set = PolicySet::new(&db, vec![file], BTreeMap::new());
+        let codes: Vec<&str> = diagnostics(&db, set)
+            .iter()
+            .map(|d| d.code.short())
+            .collect();
+        assert_eq!(codes, ["W0004", "E0007"]);
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use salsa::Setter;
 
 use crate::ast::ToolShape;
-use crate::check::CheckedSet;
+use crate::check::{CheckedSet, schema_key};
 use crate::db::{self, Database, PolicySet, SourceFile};
 use crate::diagnostics::{Diagnostic, SourceMap};
 use crate::ir::Program;
@@ -151,18 +151,13 @@ impl Database {
         let mut schemas = BTreeMap::new();
         for file in &inputs {
             let path = file.path(self).clone();
-            let dir = Path::new(&path)
-                .parent()
-                .map(|p| p.display().to_string())
-                .filter(|d| !d.is_empty())
-                .unwrap_or_else(|| ".".into());
             for item in &db::parse(self, *file).ast.items {
-                if let crate::ast::Item::Tool(tool) = item {
-                    if let ToolShape::Schema { path: relative, .. } = &tool.shape {
-                        let key = db::join(&dir, relative);
-                        let text = read_text(Path::new(&key)).map_err(|e| e.to_string());
-                        schemas.insert(key, text);
-                    }
+                if let crate::ast::Item::Tool(tool) = item
+                    && let ToolShape::Schema { path: relative, .. } = &tool.shape
+                {
+                    let key = schema_key(&path, relative);
+                    let text = read_text(Path::new(&key)).map_err(|e| e.to_string());
+                    schemas.insert(key, text);
                 }
             }
         }

@@ -65,13 +65,13 @@ fn print_report(report: &TestReport, sources: &SourceMap) {
     for failure in &report.failures {
         println!("      {failure}");
     }
-    if !report.passed() {
-        if let Some(rule) = &report.outcome.rule {
-            let text = sources.get(&rule.file).unwrap_or("");
-            let snippet = text.get(rule.span.range()).unwrap_or("");
-            for (i, source_line) in snippet.lines().enumerate() {
-                println!("      {:>4} | {source_line}", rule.line as usize + i);
-            }
+    if !report.passed()
+        && let Some(rule) = &report.outcome.rule
+    {
+        let text = sources.get(&rule.file).unwrap_or("");
+        let snippet = text.get(rule.span.range()).unwrap_or("");
+        for (i, source_line) in snippet.lines().enumerate() {
+            println!("      {:>4} | {source_line}", rule.line as usize + i);
         }
     }
 }

@@ -145,11 +145,11 @@ fn clashes(kind: RuleKind, earlier: &EffectKind, later: &EffectKind) -> bool {
     match kind {
         // One decision or one veto per rule.
         RuleKind::Precheck | RuleKind::Gate => true,
-        RuleKind::Postcheck => match (earlier, later) {
-            (Attach(_), Attach(_)) => false,
-            (Attach(_), ReplaceContent(_) | ReplaceValue(_))
-            | (ReplaceContent(_) | ReplaceValue(_), Attach(_)) => false,
-            _ => true,
-        },
+        // Context may be attached alongside one replacement; anything else contradicts.
+        RuleKind::Postcheck => !matches!(
+            (earlier, later),
+            (Attach(_), Attach(_) | ReplaceContent(_) | ReplaceValue(_))
+                | (ReplaceContent(_) | ReplaceValue(_), Attach(_))
+        ),
     }
 }

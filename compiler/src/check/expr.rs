@@ -579,11 +579,11 @@ impl<'a> ExprChecker<'a> {
         };
         let mut checked = vec![receiver];
         checked.extend(self.arguments(name, &params, args, span)?);
-        if builtin == Builtin::Under {
-            if let Some(dir) = checked.pop() {
-                let dir_span = dir.span;
-                checked.push(normalized(dir, dir_span));
-            }
+        if builtin == Builtin::Under
+            && let Some(dir) = checked.pop()
+        {
+            let dir_span = dir.span;
+            checked.push(normalized(dir, dir_span));
         }
         Some(TExpr {
             kind: TExprKind::Builtin {

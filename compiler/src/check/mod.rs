@@ -12,6 +12,7 @@ mod types;
 
 pub use declarations::{Declarations, ToolInfo, agent_record, result_record};
 pub use rules::{CheckedSet, SourceUnit, check_set};
+pub use schema::schema_key;
 pub use tests::{CheckedTest, Expect, ResultFixture};
 pub use typed::*;
 pub use types::{Record, Ty};

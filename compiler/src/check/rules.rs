@@ -11,12 +11,12 @@ use super::{CheckedRule, Record, ToolSet, Ty};
 use crate::ast::{Item, PolicyFile, Rule, Selector, Span};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
 
-/// One parsed file of the set, and how to read the schema files it names.
+/// One parsed file of the set, and the schema files the set names.
 pub struct SourceUnit<'a> {
     pub path: &'a str,
     pub ast: &'a PolicyFile,
-    /// Reads a schema file named relative to this file.
-    pub read_schema: &'a dyn Fn(&str) -> Result<String, String>,
+    /// Schema texts (or why they could not be read) by [`schema_key`](super::schema_key).
+    pub schemas: &'a BTreeMap<String, Result<String, String>>,
 }
 
 /// A checked policy set. Rules are in set order: files by path, then source order.
@@ -110,10 +110,7 @@ fn check_rule(
     let tools = resolve_selectors(file, decls, &rule.selectors, diagnostics)?;
     let args = args_shape(decls, &tools);
     let mut checker = ExprChecker::new(file, decls, rule.kind, args, diagnostics);
-    let condition = match &rule.condition {
-        Some(cond) => Some(checker.condition(cond)),
-        None => None,
-    };
+    let condition = rule.condition.as_ref().map(|cond| checker.condition(cond));
     let effects = check_effects(&mut checker, rule.kind, &rule.effects);
     let vars = checker.vars;
     let condition = match condition {

@@ -10,8 +10,24 @@ use super::{Record, Ty};
 /// Schemas nest at most this deep; deeper parts are typed `any`.
 const MAX_DEPTH: usize = 32;
 
+/// Where the schema that `file` names as `relative` is: relative to the file's folder.
+pub fn schema_key(file: &str, relative: &str) -> String {
+    if relative.starts_with('/') {
+        return relative.to_string();
+    }
+    match file.rfind('/') {
+        Some(i) => format!("{}/{relative}", file.get(..i).unwrap_or("")),
+        None => relative.to_string(),
+    }
+}
+
 pub(crate) fn load(unit: &SourceUnit<'_>, relative: &str) -> Result<Record, String> {
-    let text = (unit.read_schema)(relative)?;
+    let key = schema_key(unit.path, relative);
+    let text = unit
+        .schemas
+        .get(&key)
+        .cloned()
+        .unwrap_or_else(|| Err(format!("`{key}` was not loaded")))?;
     let json: Value =
         serde_json::from_str(&text).map_err(|e| format!("`{relative}` is not JSON ({e})"))?;
     let schema = json

@@ -330,12 +330,11 @@ pub(crate) fn conform(lit: &Literal, ty: &Ty, partial: bool) -> Result<(), (Span
                     }
                 }
             }
-            if !partial {
-                if let Some((name, _)) = record.fields.iter().find(|(name, ty)| {
-                    !ty.is_optional() && *ty != Ty::Json && !seen.contains(&name.as_str())
-                }) {
-                    return fail(format!("missing field `{name}`"));
-                }
+            let missing = record.fields.iter().find(|(name, ty)| {
+                !ty.is_optional() && *ty != Ty::Json && !seen.contains(&name.as_str())
+            });
+            if !partial && let Some((name, _)) = missing {
+                return fail(format!("missing field `{name}`"));
             }
             Ok(())
         }

@@ -97,6 +97,14 @@ where
         })
     }
 
+    /// Whether the rule's condition holds (a rule without one always applies).
+    pub fn condition_holds(&mut self) -> Result<bool, EvalError> {
+        match self.rule.condition {
+            Some(cond) => self.truth(cond),
+            None => Ok(true),
+        }
+    }
+
     /// A condition's truth.
     pub fn truth(&mut self, id: NodeId) -> Result<bool, EvalError> {
         let value = self.eval(id)?;

@@ -125,10 +125,8 @@ impl<'p> Interpreter<'p> {
     /// Runs one pre-check rule: `None` when its condition is false.
     fn fire(&self, rule: &RuleIr, facts: &Facts<'_>) -> Result<Option<Match>, EvalError> {
         let mut evaluation = Evaluation::new(self.program, rule, facts);
-        if let Some(cond) = rule.condition {
-            if !evaluation.truth(cond)? {
-                return Ok(None);
-            }
+        if !evaluation.condition_holds()? {
+            return Ok(None);
         }
         let (effect, reason) = match rule.effects.first() {
             Some(EffectIr::Deny(m)) => (Decision::Deny, Some(evaluation.text(*m)?)),
@@ -153,10 +151,8 @@ impl<'p> Interpreter<'p> {
         for rule in self.applicable(RuleKind::Gate, &call.tool) {
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
-                if let Some(cond) = rule.condition {
-                    if !evaluation.truth(cond)? {
-                        return Ok(None);
-                    }
+                if !evaluation.condition_holds()? {
+                    return Ok(None);
                 }
                 match rule.effects.first() {
                     Some(EffectIr::Veto(m)) => Ok(Some(evaluation.text(*m)?)),
@@ -214,10 +210,8 @@ impl<'p> Interpreter<'p> {
             let facts = Facts::fill(self.program, &call.tool, &roots);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let applied = (|| -> Result<Option<Vec<Applied>>, EvalError> {
-                if let Some(cond) = rule.condition {
-                    if !evaluation.truth(cond)? {
-                        return Ok(None);
-                    }
+                if !evaluation.condition_holds()? {
+                    return Ok(None);
                 }
                 let mut changes = Vec::new();
                 for effect in &rule.effects {

@@ -169,13 +169,13 @@ impl Lowerer {
     }
 
     fn binary(&mut self, op: BinOp, lhs: &TExpr, rhs: &TExpr, whole: &TExpr) -> NodeId {
-        if op == BinOp::In {
-            if let Some(set) = literal_strings(rhs) {
-                let elem = self.expr(lhs);
-                let id = SetId(u32::try_from(self.sets.len()).unwrap_or(u32::MAX));
-                self.sets.push(set);
-                return self.push(Op::InSet(elem, id), &whole.ty, whole.span);
-            }
+        if op == BinOp::In
+            && let Some(set) = literal_strings(rhs)
+        {
+            let elem = self.expr(lhs);
+            let id = SetId(u32::try_from(self.sets.len()).unwrap_or(u32::MAX));
+            self.sets.push(set);
+            return self.push(Op::InSet(elem, id), &whole.ty, whole.span);
         }
         let l = self.expr(lhs);
         let r = self.expr(rhs);

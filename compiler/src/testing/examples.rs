@@ -143,9 +143,7 @@ fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String
         result: result.as_ref(),
     };
     let facts = Facts::fill(program, &call.tool, &roots);
-    let mut evaluation = Evaluation::new(program, rule, &facts);
-    match rule.condition {
-        Some(cond) => evaluation.truth(cond).map_err(|e| e.message),
-        None => Ok(true),
-    }
+    Evaluation::new(program, rule, &facts)
+        .condition_holds()
+        .map_err(|e| e.message)
 }

@@ -1,0 +1,303 @@
+//! The real `sluice` binary, run as a user would.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn sluice(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sluice runs");
+    let mut pipe = child.stdin.take().expect("stdin");
+    pipe.write_all(stdin.unwrap_or_default())
+        .expect("write stdin");
+    drop(pipe);
+    child.wait_with_output().expect("sluice finishes")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluice-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+const TOUR: &str = "tests/fixtures/tour.sluice";
+
+#[test]
+fn check_passes_on_shipped_policies() {
+    let out = sluice(&["check", "policies"], None);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings in 4 policy sets"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn check_reports_errors_with_exit_1() {
+    let out = sluice(&["check", "tests/golden/diagnostics/E0007.sluice"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("sluice::E0007"));
+    assert!(stdout(&out).contains("did you mean `command`?"));
+}
+
+#[test]
+fn check_json_is_machine_readable() {
+    let out = sluice(
+        &[
+            "check",
+            "--format",
+            "json",
+            "tests/golden/diagnostics/E0007.sluice",
+        ],
+        None,
+    );
+    let diagnostics: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let first = &diagnostics[0];
+    assert_eq!(first["code"], "sluice::E0007");
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["line"], 4);
+    assert_eq!(first["column"], 13);
+    assert_eq!(first["file"], "tests/golden/diagnostics/E0007.sluice");
+    assert!(first["span"].as_array().is_some_and(|s| s.len() == 2));
+    assert_eq!(first["help"], "did you mean `command`?");
+}
+
+#[test]
+fn deny_warnings_turns_warnings_into_failure() {
+    let path = "tests/golden/diagnostics/W0004.sluice";
+    assert!(sluice(&["check", path], None).status.success());
+    assert_eq!(
+        sluice(&["check", "--deny-warnings", path], None)
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn test_runs_shipped_policies() {
+    let out = sluice(&["test", "policies"], None);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let last = stdout(&out).lines().last().unwrap_or("").to_string();
+    assert!(last.ends_with(" passed, 0 failed"), "{last}");
+}
+
+#[test]
+fn failing_test_shows_expected_actual_and_the_deciding_rule() {
+    let dir = temp_dir("failing");
+    let policy = dir.join("p.sluice");
+    std::fs::write(
+        &policy,
+        "tool bash { command: string }\n\nprecheck no_rm on bash\n  when args.command.starts_with(\"rm\")\n  => deny \"no rm\"\n\ntest \"rm is allowed\" {\n  call bash { command: \"rm x\" }\n  expect allow\n}\n",
+    )
+    .expect("write");
+    let out = sluice(&["test", policy.to_str().expect("path")], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("FAIL"), "{text}");
+    assert!(
+        text.contains("expected allow, got deny (decided by `no_rm`"),
+        "{text}"
+    );
+    assert!(text.contains("precheck no_rm on bash"), "{text}");
+    assert!(text.contains("0 passed, 1 failed"), "{text}");
+}
+
+#[test]
+fn eval_prints_the_decision_with_provenance() {
+    let call = br#"{"tool":"bash","args":{"command":"rm -rf /"},"context":{"workspace":"/w"}}"#;
+    let out = sluice(&["eval", "--policy", TOUR], Some(call));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(outcome["decision"], "deny");
+    assert_eq!(outcome["reason"], "deleting / is never allowed");
+    assert_eq!(outcome["rule"]["name"], "deny_root_delete");
+    assert_eq!(outcome["rule"]["file"], TOUR);
+    assert_eq!(outcome["rule"]["line"], 9);
+    assert_eq!(outcome["matched"][0]["name"], "deny_root_delete");
+    assert_eq!(outcome["gates"], serde_json::json!([]));
+}
+
+#[test]
+fn eval_runs_post_checks_on_a_result() {
+    let call = br#"{"tool":"read_file","args":{"path":"a"},"context":{"workspace":"/w"},"result":{"status":"ok","content":"AKIAIOSFODNN7EXAMPLE"}}"#;
+    let out = sluice(&["eval", "--policy", TOUR], Some(call));
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(outcome["postcheck"]["content"], "[REDACTED]");
+    assert_eq!(outcome["postcheck"]["outcome"], "rewritten");
+}
+
+#[test]
+fn eval_jsonl_streams_and_survives_bad_lines() {
+    let calls = b"{\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\nnot json\n{\"tool\":\"nope\",\"args\":{}}\n\xff\xfe\n{\"tool\":\"bash\",\"args\":{\"command\":\"rm -rf /\"}}\n";
+    let out = sluice(&["eval", "--policy", TOUR, "--jsonl"], Some(calls));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a bad line makes the exit code 1"
+    );
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["decision"], "delegate");
+    assert_eq!(lines[1]["line"], 2);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("invalid JSON"))
+    );
+    assert!(
+        lines[2]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("unknown tool `nope`"))
+    );
+    assert!(
+        lines[3]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("UTF-8"))
+    );
+    assert_eq!(lines[4]["decision"], "deny");
+}
+
+#[test]
+fn eval_explain_shows_rule_source_and_sub_conditions() {
+    let call = br#"{"tool":"write_file","args":{"path":"/etc/passwd","content":""},"context":{"workspace":"/w"}}"#;
+    let out = sluice(&["eval", "--policy", TOUR, "--explain"], Some(call));
+    let text = stdout(&out);
+    assert!(text.contains("decision: ask"), "{text}");
+    assert!(
+        text.contains("precheck ask_outside_workspace on write_file"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not path(args.path).under(context.workspace)  =>  true"),
+        "{text}"
+    );
+    assert!(
+        text.contains("path(args.path).under(context.workspace)  =>  false"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_gets_one_clear_message() {
+    let cases: Vec<(Vec<&str>, &[u8], &str)> = vec![
+        (
+            vec!["check", "does/not/exist.sluice"],
+            b"",
+            "`does/not/exist.sluice` does not exist",
+        ),
+        (
+            vec!["eval", "--policy", TOUR],
+            b"{not json",
+            "invalid call: invalid JSON",
+        ),
+        (vec!["eval", "--policy", TOUR], b"", "the call is empty"),
+        (
+            vec!["eval", "--policy", TOUR],
+            b"{\"tool\":\"rm\",\"args\":{}}",
+            "unknown tool `rm`",
+        ),
+        (
+            vec!["eval", "--policy", TOUR],
+            b"{\"tool\":\"bash\",\"args\":[]}",
+            "`args` must be a JSON object",
+        ),
+        (
+            vec!["eval", "--policy", TOUR],
+            b"\xff\xfe",
+            "not valid UTF-8",
+        ),
+        (
+            vec!["eval", "--policy", "policies"],
+            b"{}",
+            "`eval` takes one policy set, found 4",
+        ),
+    ];
+    for (args, input, message) in cases {
+        let out = sluice(&args, Some(input));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(message),
+            "{args:?}: expected {message:?} in {err:?}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(err.lines().count(), 1, "one message: {err:?}");
+    }
+}
+
+#[test]
+fn bad_policy_files_are_refused_clearly() {
+    let dir = temp_dir("bad-files");
+    let empty = dir.join("empty.sluice");
+    std::fs::write(&empty, "  \n").expect("write");
+    let out = sluice(&["check", empty.to_str().expect("path")], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is empty"), "{}", stderr(&out));
+
+    let binary = dir.join("binary.sluice");
+    std::fs::write(&binary, b"tool \xff\xfe {}").expect("write");
+    let out = sluice(&["check", binary.to_str().expect("path")], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is not valid UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn fmt_rewrites_and_check_mode_reports() {
+    let dir = temp_dir("fmt");
+    let policy = dir.join("p.sluice");
+    std::fs::write(
+        &policy,
+        "tool bash {command:string}\ngate g on bash when args.command==\"x\" => \"no\" # why\n",
+    )
+    .expect("write");
+    let path = policy.to_str().expect("path");
+    assert_eq!(
+        sluice(&["fmt", "--check", path], None).status.code(),
+        Some(1)
+    );
+    assert!(sluice(&["fmt", path], None).status.success());
+    let formatted = std::fs::read_to_string(&policy).expect("read");
+    assert_eq!(
+        formatted,
+        "tool bash { command: string }\n\ngate g on bash\n  when args.command == \"x\"\n  => \"no\"  # why\n"
+    );
+    assert!(
+        sluice(&["fmt", "--check", path], None).status.success(),
+        "formatting is idempotent"
+    );
+}
+
+#[test]
+fn shipped_policies_are_formatted() {
+    let out = sluice(&["fmt", "--check", "policies", "tests/fixtures"], None);
+    assert!(out.status.success(), "{}", stdout(&out));
+}

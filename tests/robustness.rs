@@ -1,0 +1,279 @@
+//! Robustness: random and mutated policy text never panics or hangs the compiler; random and
+//! hostile calls never panic the interpreter.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
+use proptest::prelude::*;
+use sluice::compiler::call::Call;
+use sluice::{Database, Interpreter};
+
+const SHIPPED: &[&str] = &[
+    include_str!("../policies/coding-agent/coding-agent.sluice"),
+    include_str!("../policies/readonly/readonly.sluice"),
+    include_str!("../policies/secrets-redaction/secrets-redaction.sluice"),
+    include_str!("../policies/network/network.sluice"),
+    include_str!("fixtures/tour.sluice"),
+];
+
+/// Compiles text through the whole front end: parse, check, lower, lint, examples, tests.
+fn compile(text: &str) {
+    let mut db = Database::default();
+    let compiled = db.compile_texts("fuzz", vec![("fuzz.sluice".into(), text.to_string())]);
+    if let Some(program) = &compiled.program {
+        let interpreter = Interpreter::new(program);
+        let _ = sluice::compiler::testing::run_tests(&compiled.checked, &|call| {
+            interpreter.evaluate(call)
+        });
+    }
+    // Whatever parses formats idempotently, and formatting never changes the syntax tree.
+    if let Ok(formatted) = sluice::compiler::format::format_source("fuzz.sluice", text) {
+        let again = sluice::compiler::format::format_source("fuzz.sluice", &formatted)
+            .expect("formatted text parses");
+        assert_eq!(
+            formatted, again,
+            "formatting is not idempotent for {text:?}"
+        );
+        let (before, _) = sluice::compiler::parser::parse_file("a", text);
+        let (after, _) = sluice::compiler::parser::parse_file("b", &formatted);
+        assert_eq!(before, after, "formatting changed the meaning of {text:?}");
+    }
+}
+
+/// Tokens the grammar knows, so random text gets past the first character often.
+fn token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "tool",
+            "context",
+            "precheck",
+            "gate",
+            "postcheck",
+            "test",
+            "policy",
+            "on",
+            "when",
+            "=>",
+            "allow",
+            "deny",
+            "ask",
+            "accept",
+            "replace",
+            "content",
+            "value",
+            "fail",
+            "with",
+            "attach",
+            "examples",
+            "call",
+            "expect",
+            "result",
+            "agent",
+            "args",
+            "tool",
+            "any",
+            "all",
+            "path",
+            "url",
+            "len",
+            "redact",
+            "and",
+            "or",
+            "not",
+            "in",
+            "matches",
+            "glob",
+            "??",
+            "==",
+            "!=",
+            "<",
+            ">",
+            "+",
+            "(",
+            ")",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            ".",
+            "?",
+            "*",
+            "|",
+            "string",
+            "int",
+            "list<",
+            "bool",
+            "\"",
+            "r\"",
+            "#",
+            "\n",
+            " ",
+            "x",
+            "bash",
+            "command",
+            "1",
+            "-2",
+            "3.5",
+            "true",
+            "null",
+        ])
+        .prop_map(str::to_string),
+        "[a-z_]{1,8}",
+        "\"[^\"\\\\]{0,8}\"",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_token_soup_never_panics(tokens in prop::collection::vec(token(), 0..60)) {
+        compile(&tokens.join(" "));
+    }
+
+    #[test]
+    fn random_bytes_never_panic(text in "\\PC{0,200}") {
+        compile(&text);
+    }
+
+    #[test]
+    fn mutated_policies_never_panic(
+        which in 0..SHIPPED.len(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, token()), 1..8),
+    ) {
+        let mut text = SHIPPED[which].to_string();
+        for (at, kind, insert) in edits {
+            let mut at = at.index(text.len().max(1)).min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            match kind {
+                0 => text.insert_str(at, &insert),
+                1 => {
+                    let end = (at + insert.len()).min(text.len());
+                    let end = (end..=text.len()).find(|e| text.is_char_boundary(*e)).unwrap_or(text.len());
+                    text.replace_range(at..end, "");
+                }
+                _ => {
+                    let end = (at + 1..=text.len()).find(|e| text.is_char_boundary(*e)).unwrap_or(text.len());
+                    text.replace_range(at..end, &insert);
+                }
+            }
+        }
+        compile(&text);
+    }
+
+    #[test]
+    fn random_calls_never_panic(
+        which in 0..SHIPPED.len(),
+        tool in prop::sample::select(vec!["bash", "read_file", "write_file", "fetch", "http_request", "other"]),
+        args in arbitrary_json(3),
+        context in arbitrary_json(2),
+        labels in prop::collection::vec("[a-z:]{0,10}", 0..4),
+        content in "\\PC{0,64}",
+    ) {
+        let mut db = Database::default();
+        let compiled = db.compile_texts("p", vec![("p.sluice".into(), SHIPPED[which].to_string())]);
+        let program = compiled.program.expect("shipped policies compile");
+        let mut call = Call::new(tool, args);
+        if !call.args.is_object() {
+            call.args = serde_json::json!({ "command": call.args, "path": call.args, "url": call.args });
+        }
+        call.context = if context.is_object() { context } else { serde_json::json!({ "workspace": context }) };
+        call.agent.labels = labels;
+        call.result = Some(sluice::ToolResult::ok(content));
+        let outcome = Interpreter::new(&program).evaluate(&call);
+        // Whatever the input, an evaluation error must fail closed.
+        if !outcome.errors.is_empty() {
+            prop_assert!(outcome.decision == sluice::Decision::Deny || outcome.postcheck.as_ref().is_some_and(|p| p.failure.is_some()));
+        }
+    }
+}
+
+fn arbitrary_json(depth: u32) -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<f64>().prop_map(serde_json::Value::from),
+        "\\PC{0,40}".prop_map(serde_json::Value::String),
+        prop::sample::select(vec![
+            "rm -rf /",
+            "/home/me/.ssh/id_rsa",
+            "https://evil.com@github.com",
+            "../../etc",
+            ".env"
+        ])
+        .prop_map(|s| serde_json::Value::String(s.to_string())),
+    ];
+    leaf.prop_recursive(depth, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec![
+                    "command",
+                    "path",
+                    "url",
+                    "workspace",
+                    "home",
+                    "method",
+                    "x"
+                ])
+                .prop_map(str::to_string),
+                inner,
+                0..4
+            )
+            .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+#[test]
+fn huge_arguments_are_handled() {
+    let mut db = Database::default();
+    let compiled = db.compile_texts("p", vec![("p.sluice".into(), SHIPPED[0].to_string())]);
+    let program = compiled.program.expect("compiles");
+    let huge = "rm -rf ./x ".repeat(100_000);
+    let mut call = Call::new("bash", serde_json::json!({ "command": huge }));
+    call.context = serde_json::json!({ "workspace": "/w", "home": "/h" });
+    let outcome = Interpreter::new(&program).evaluate(&call);
+    assert_eq!(outcome.decision, sluice::Decision::Delegate);
+}
+
+#[test]
+fn hostile_regexes_are_refused_at_compile_time() {
+    let text = "tool bash { command: string }\ngate g on bash when args.command matches r\"(a{1000}){1000}\" => \"x\"\n";
+    let mut db = Database::default();
+    let compiled = db.compile_texts("p", vec![("p.sluice".into(), text.to_string())]);
+    assert!(compiled.program.is_none());
+    assert!(
+        compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.code == sluice::compiler::diagnostics::Code::InvalidRegex),
+        "{:#?}",
+        compiled.diagnostics
+    );
+}
+
+#[test]
+fn huge_policy_text_compiles_in_bounded_work() {
+    let mut text = String::from("tool bash { command: string }\n");
+    for i in 0..2_000 {
+        text.push_str(&format!("precheck r{i} on bash\n  when args.command.contains(\"x{i}\")\n  => deny \"no {i}\"\n\n"));
+    }
+    let mut db = Database::default();
+    let compiled = db.compile_texts("p", vec![("p.sluice".into(), text)]);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:#?}",
+        compiled.diagnostics.first()
+    );
+    assert_eq!(compiled.program.expect("compiles").rules.len(), 2_000);
+}
