@@ -7,9 +7,9 @@ use sluice_compiler::db::Database;
 use sluice_compiler::diagnostics::SourceMap;
 use sluice_compiler::interp::Interpreter;
 use sluice_compiler::load::discover;
-use sluice_compiler::testing::{TestReport, run_tests};
+use sluice_compiler::testing::{TestReport, count_examples, run_tests};
 
-use super::report::human;
+use super::report::{human, plural};
 use super::{CliError, exit};
 
 pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
@@ -34,14 +34,13 @@ pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
             failed += 1;
             continue;
         };
-        let examples = compiled
-            .checked
-            .rules
-            .iter()
-            .filter(|r| r.examples.is_some())
-            .count();
+        let examples = count_examples(&compiled.checked);
         if examples > 0 {
-            println!("ok    {}  examples of {} rules", compiled.name, examples);
+            println!(
+                "ok    {}  {}, checked at compile time",
+                compiled.name,
+                plural(examples, "example")
+            );
             passed += examples;
         }
         let interpreter = Interpreter::new(program);

@@ -121,6 +121,31 @@ pub enum Builtin {
 }
 
 impl Builtin {
+    /// Every builtin, for documentation checks.
+    pub const ALL: &[Builtin] = &[
+        Builtin::StartsWith,
+        Builtin::EndsWith,
+        Builtin::Contains,
+        Builtin::ListContains,
+        Builtin::Lower,
+        Builtin::Upper,
+        Builtin::Trim,
+        Builtin::Len,
+        Builtin::Path,
+        Builtin::Under,
+        Builtin::PathName,
+        Builtin::PathExtension,
+        Builtin::PathParent,
+        Builtin::UrlScheme,
+        Builtin::UrlHost,
+        Builtin::UrlPort,
+        Builtin::UrlPath,
+        Builtin::UrlQuery,
+        Builtin::UrlUser,
+        Builtin::Redact,
+        Builtin::ToString,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Builtin::StartsWith => "starts_with",

@@ -20,6 +20,17 @@ pub fn check_examples(set: &CheckedSet, program: &Program) -> Vec<Diagnostic> {
     out
 }
 
+/// How many examples the rules of a set carry (each is checked when the set compiles).
+pub fn count_examples(set: &CheckedSet) -> usize {
+    set.rules
+        .iter()
+        .filter_map(|rule| rule.examples.as_ref()?.entries())
+        .flatten()
+        .filter(|(key, _)| !matches!(key.name.as_str(), "context" | "agent"))
+        .filter_map(|(_, list)| list.items().map(<[Literal]>::len))
+        .sum()
+}
+
 /// The example keys a rule accepts: `match`, `pass`, fixtures, and its own effect word.
 fn effect_word(rule: &CheckedRule) -> &'static str {
     use crate::check::CheckedEffect::*;
