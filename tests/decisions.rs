@@ -106,3 +106,68 @@ fn secrets_redaction() {
 fn network() {
     insta::assert_snapshot!(table("network"));
 }
+
+/// Rule order never changes a decision: the same calls against the set with its items reversed.
+#[test]
+fn rule_order_never_changes_a_decision() {
+    for policy in ["coding-agent", "readonly", "network", "secrets-redaction"] {
+        let dir = PathBuf::from("policies").join(policy);
+        let sets = discover(&[dir]).expect("policy exists");
+        for source in &sets {
+            let texts: Vec<(String, String)> = source
+                .files
+                .iter()
+                .map(|f| {
+                    (
+                        f.display().to_string(),
+                        std::fs::read_to_string(f).expect("read"),
+                    )
+                })
+                .collect();
+            let reversed: Vec<(String, String)> = texts
+                .iter()
+                .map(|(path, text)| {
+                    let (file, _) = sluice::compiler::parser::parse_file(path, text);
+                    let mut items: Vec<&str> =
+                        file.items.iter().map(|i| &text[i.span().range()]).collect();
+                    items.reverse();
+                    (path.clone(), items.join("\n\n"))
+                })
+                .collect();
+            let forward = Database::default().compile_texts("forward", texts);
+            let backward = Database::default().compile_texts("backward", reversed);
+            let (a, b) = (
+                forward.program.expect("compiles"),
+                backward.program.expect("compiles reversed"),
+            );
+            assert_ne!(
+                a.rules
+                    .iter()
+                    .map(|r| r.meta.name.clone())
+                    .collect::<Vec<_>>(),
+                b.rules
+                    .iter()
+                    .map(|r| r.meta.name.clone())
+                    .collect::<Vec<_>>(),
+                "{policy}: the order did change"
+            );
+            for test in &forward.checked.tests {
+                let call = test_call(test);
+                let (x, y) = (
+                    Interpreter::new(&a).evaluate(&call),
+                    Interpreter::new(&b).evaluate(&call),
+                );
+                assert_eq!(
+                    x.decision, y.decision,
+                    "{policy}: `{}` depends on rule order",
+                    test.name
+                );
+                assert_eq!(x.reason.is_some(), y.reason.is_some());
+                assert_eq!(
+                    x.postcheck.as_ref().map(|p| p.failure.is_some()),
+                    y.postcheck.as_ref().map(|p| p.failure.is_some())
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
-//! The compiler as salsa queries over inputs: `parse(file)`, `check(set)`, `lower(set)`,
-//! `lint(set)`, `run_examples(set)`; diagnostics are collected through the [`Diagnostics`]
-//! accumulator. The CLI holds one database for its whole run.
+//! The compiler as salsa queries over inputs: `parse(file)`, `declarations(set)`, `check(set)`,
+//! `lower(set)`, `lint(set)`, `run_examples(set)`; diagnostics are collected through the
+//! [`Diagnostics`] accumulator. The CLI holds one database for its whole run.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use salsa::Accumulator;
 
 use crate::ast::PolicyFile;
-use crate::check::{CheckedSet, SourceUnit, check_set};
+use crate::check::{CheckedSet, Declarations, SourceUnit, check_set, collect_declarations};
 use crate::diagnostics::{Diagnostic, SourceMap};
 use crate::ir::Program;
 
@@ -65,20 +65,42 @@ pub fn source_map(db: &dyn salsa::Database, set: PolicySet) -> SourceMap {
     sources
 }
 
+/// The set's files as checker units.
+fn units<'db>(db: &'db dyn salsa::Database, set: PolicySet) -> Vec<SourceUnit<'db>> {
+    let schemas = set.schemas(db);
+    set.files(db)
+        .iter()
+        .map(|f| SourceUnit {
+            path: f.path(db),
+            ast: &parse(db, *f).ast,
+            schemas,
+        })
+        .collect()
+}
+
+/// The declarations shared by the set's files, and whether collecting them failed.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn declarations(db: &dyn salsa::Database, set: PolicySet) -> (Arc<Declarations>, bool) {
+    let mut diagnostics = Vec::new();
+    let decls = collect_declarations(&units(db, set), &mut diagnostics);
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    for diagnostic in diagnostics {
+        Diagnostics(diagnostic).accumulate(db);
+    }
+    (Arc::new(decls), failed)
+}
+
+/// Every rule and test, checked against the declarations.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
-    let parsed: Vec<(String, Arc<PolicyFile>)> = set
-        .files(db)
-        .iter()
-        .map(|f| (f.path(db).clone(), parse(db, *f).ast.clone()))
-        .collect();
-    let schemas = set.schemas(db);
-    let units: Vec<SourceUnit<'_>> = parsed
-        .iter()
-        .map(|(path, ast)| SourceUnit { path, ast, schemas })
-        .collect();
+    let (decls, failed) = declarations(db, set);
     let mut diagnostics = Vec::new();
-    let checked = check_set(&units, &mut diagnostics);
+    let checked = check_set(
+        &units(db, set),
+        (**decls).clone(),
+        *failed,
+        &mut diagnostics,
+    );
     for diagnostic in diagnostics {
         Diagnostics(diagnostic).accumulate(db);
     }

@@ -57,7 +57,11 @@ pub fn result_record() -> Arc<Record> {
     })
 }
 
-pub(crate) fn collect(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) -> Declarations {
+/// The tools and context every file of the set declares, shared by all of them.
+pub fn collect_declarations(
+    units: &[SourceUnit<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Declarations {
     let mut decls = Declarations::default();
     let mut context = Record::default();
     let mut context_origin: BTreeMap<String, (String, Span)> = BTreeMap::new();

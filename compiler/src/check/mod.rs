@@ -10,7 +10,7 @@ mod tests;
 mod typed;
 mod types;
 
-pub use declarations::{Declarations, ToolInfo, agent_record, result_record};
+pub use declarations::{Declarations, ToolInfo, agent_record, collect_declarations, result_record};
 pub use rules::{CheckedSet, SourceUnit, check_set};
 pub use schema::schema_key;
 pub use tests::{CheckedTest, Expect, ResultFixture};

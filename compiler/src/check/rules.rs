@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::declarations::{self, Declarations};
+use super::declarations::Declarations;
 use super::effects::check_effects;
 use super::expr::{ArgsShape, ExprChecker};
 use super::tests::{CheckedTest, check_test};
@@ -31,9 +31,15 @@ pub struct CheckedSet {
     pub selectors: Vec<String>,
 }
 
-pub fn check_set(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) -> CheckedSet {
+/// Checks every rule and test of the set against its declarations (see [`collect_declarations`]).
+/// `declarations_failed` says whether collecting the declarations reported errors.
+pub fn check_set(
+    units: &[SourceUnit<'_>],
+    decls: Declarations,
+    declarations_failed: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> CheckedSet {
     let errors_before = diagnostics.iter().filter(|d| d.is_error()).count();
-    let decls = declarations::collect(units, diagnostics);
     let mut rules = Vec::new();
     let mut names: BTreeMap<String, (String, Span)> = BTreeMap::new();
     for unit in units {
@@ -82,7 +88,8 @@ pub fn check_set(units: &[SourceUnit<'_>], diagnostics: &mut Vec<Diagnostic>) ->
             }
         }
     }
-    let has_errors = diagnostics.iter().filter(|d| d.is_error()).count() > errors_before;
+    let has_errors =
+        declarations_failed || diagnostics.iter().filter(|d| d.is_error()).count() > errors_before;
     let selectors = units
         .iter()
         .flat_map(|unit| &unit.ast.items)
