@@ -82,6 +82,22 @@ pub struct Failure {
     pub context: Option<String>,
 }
 
+/// What one post-check rule did, in the order it did it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PostcheckStep {
+    pub rule: RuleMeta,
+    pub effects: Vec<AppliedEffect>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppliedEffect {
+    Accept,
+    Content(String),
+    Value(Value),
+    Attach(String),
+    Fail(Failure),
+}
+
 /// The result after post-checks.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PostcheckOutcome {
@@ -94,6 +110,9 @@ pub struct PostcheckOutcome {
     pub attached: Vec<String>,
     /// The rules that matched, in the order they applied.
     pub applied: Vec<RuleMeta>,
+    /// Each matching rule's effects, for hosts that apply them one by one.
+    #[serde(skip)]
+    pub steps: Vec<PostcheckStep>,
 }
 
 /// Everything one policy set says about one call: the `sluice eval` output.

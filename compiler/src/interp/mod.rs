@@ -16,10 +16,10 @@ mod value;
 use serde_json::Value as Json;
 
 use crate::ast::RuleKind;
-use crate::call::{Call, Status, ToolResult};
+use crate::call::{Agent, Call, Status, ToolResult};
 use crate::decision::{
-    Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
-    PrecheckOutcome, Veto,
+    AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
+    PostcheckStep, PrecheckOutcome, Veto,
 };
 use crate::ir::{EffectIr, Program, RuleIr};
 
@@ -31,6 +31,32 @@ pub use value::Value;
 #[derive(Clone, Copy)]
 pub struct Interpreter<'p> {
     program: &'p Program,
+}
+
+/// A call by reference: what the rules read, without copying the call.
+#[derive(Clone, Copy, Debug)]
+pub struct CallRef<'a> {
+    pub tool: &'a str,
+    pub args: &'a Json,
+    pub agent: &'a Agent,
+    pub context: &'a Json,
+}
+
+impl<'a> From<&'a Call> for CallRef<'a> {
+    fn from(call: &'a Call) -> Self {
+        CallRef {
+            tool: &call.tool,
+            args: &call.args,
+            agent: &call.agent,
+            context: &call.context,
+        }
+    }
+}
+
+impl CallRef<'_> {
+    fn agent_json(&self) -> Json {
+        serde_json::json!({ "id": self.agent.id, "labels": self.agent.labels, "presets": self.agent.presets })
+    }
 }
 
 /// A call's JSON roots, built once per call.
@@ -47,12 +73,13 @@ impl<'p> Interpreter<'p> {
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
     pub fn evaluate(&self, call: &Call) -> Outcome {
         let mut errors = Vec::new();
-        let precheck = self.precheck_with(call, &mut errors);
-        let gates = self.gates_with(call, &mut errors);
+        let view = CallRef::from(call);
+        let precheck = self.precheck_with(view, &mut errors);
+        let gates = self.gates_with(view, &mut errors);
         let postcheck = call
             .result
             .as_ref()
-            .map(|result| self.postcheck_with(call, result, &mut errors));
+            .map(|result| self.postcheck_with(view, result, &mut errors));
         let (decision, reason, rule) = match gates.first() {
             Some(veto) => (
                 Decision::Deny,
@@ -78,27 +105,31 @@ impl<'p> Interpreter<'p> {
         }
     }
 
-    pub fn precheck(&self, call: &Call) -> PrecheckOutcome {
-        self.precheck_with(call, &mut Vec::new())
+    pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
+        self.precheck_with(call.into(), &mut Vec::new())
     }
 
-    pub fn gates(&self, call: &Call) -> Vec<Veto> {
-        self.gates_with(call, &mut Vec::new())
+    pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
+        self.gates_with(call.into(), &mut Vec::new())
     }
 
-    pub fn postcheck(&self, call: &Call, result: &ToolResult) -> PostcheckOutcome {
-        self.postcheck_with(call, result, &mut Vec::new())
+    pub fn postcheck<'a>(
+        &self,
+        call: impl Into<CallRef<'a>>,
+        result: &ToolResult,
+    ) -> PostcheckOutcome {
+        self.postcheck_with(call.into(), result, &mut Vec::new())
     }
 
-    fn precheck_with(&self, call: &Call, errors: &mut Vec<EvalFailure>) -> PrecheckOutcome {
+    fn precheck_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> PrecheckOutcome {
         let json = CallJson {
             agent: call.agent_json(),
             result: None,
         };
         let roots = self.roots(call, &json);
-        let facts = Facts::fill(self.program, &call.tool, &roots);
+        let facts = Facts::fill(self.program, call.tool, &roots);
         let mut matched = Vec::new();
-        for rule in self.applicable(RuleKind::Precheck, &call.tool) {
+        for rule in self.applicable(RuleKind::Precheck, call.tool) {
             match self.fire(rule, &facts) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push(effect),
@@ -140,15 +171,15 @@ impl<'p> Interpreter<'p> {
         }))
     }
 
-    fn gates_with(&self, call: &Call, errors: &mut Vec<EvalFailure>) -> Vec<Veto> {
+    fn gates_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> Vec<Veto> {
         let json = CallJson {
             agent: call.agent_json(),
             result: None,
         };
         let roots = self.roots(call, &json);
-        let facts = Facts::fill(self.program, &call.tool, &roots);
+        let facts = Facts::fill(self.program, call.tool, &roots);
         let mut vetoes = Vec::new();
-        for rule in self.applicable(RuleKind::Gate, &call.tool) {
+        for rule in self.applicable(RuleKind::Gate, call.tool) {
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
                 if !evaluation.condition_holds()? {
@@ -186,7 +217,7 @@ impl<'p> Interpreter<'p> {
 
     fn postcheck_with(
         &self,
-        call: &Call,
+        call: CallRef<'_>,
         result: &ToolResult,
         errors: &mut Vec<EvalFailure>,
     ) -> PostcheckOutcome {
@@ -199,34 +230,37 @@ impl<'p> Interpreter<'p> {
             failure: None,
             attached: Vec::new(),
             applied: Vec::new(),
+            steps: Vec::new(),
         };
         let agent = call.agent_json();
-        for rule in self.applicable(RuleKind::Postcheck, &call.tool) {
+        for rule in self.applicable(RuleKind::Postcheck, call.tool) {
             let json = CallJson {
                 agent: agent.clone(),
                 result: Some(current.to_json()),
             };
             let roots = self.roots(call, &json);
-            let facts = Facts::fill(self.program, &call.tool, &roots);
+            let facts = Facts::fill(self.program, call.tool, &roots);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
-            let applied = (|| -> Result<Option<Vec<Applied>>, EvalError> {
+            let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
                 if !evaluation.condition_holds()? {
                     return Ok(None);
                 }
                 let mut changes = Vec::new();
                 for effect in &rule.effects {
                     changes.push(match effect {
-                        EffectIr::ReplaceContent(e) => Applied::Content(evaluation.text(*e)?),
-                        EffectIr::ReplaceValue(e) => Applied::Value(evaluation.eval(*e)?.to_json()),
-                        EffectIr::Attach(e) => Applied::Attach(evaluation.text(*e)?),
-                        EffectIr::Fail { message, context } => Applied::Fail(Failure {
+                        EffectIr::ReplaceContent(e) => AppliedEffect::Content(evaluation.text(*e)?),
+                        EffectIr::ReplaceValue(e) => {
+                            AppliedEffect::Value(evaluation.eval(*e)?.to_json())
+                        }
+                        EffectIr::Attach(e) => AppliedEffect::Attach(evaluation.text(*e)?),
+                        EffectIr::Fail { message, context } => AppliedEffect::Fail(Failure {
                             message: evaluation.text(*message)?,
                             context: match context {
                                 Some(c) => Some(evaluation.text(*c)?),
                                 None => None,
                             },
                         }),
-                        _ => Applied::Accept,
+                        _ => AppliedEffect::Accept,
                     });
                 }
                 Ok(Some(changes))
@@ -243,29 +277,33 @@ impl<'p> Interpreter<'p> {
                         rule: rule.meta.clone(),
                         error: error.message,
                     });
-                    vec![Applied::Fail(Failure {
+                    vec![AppliedEffect::Fail(Failure {
                         message,
                         context: None,
                     })]
                 }
             };
             outcome.applied.push(rule.meta.clone());
+            outcome.steps.push(PostcheckStep {
+                rule: rule.meta.clone(),
+                effects: changes.clone(),
+            });
             for change in changes {
                 match change {
-                    Applied::Accept => {}
-                    Applied::Content(c) => {
+                    AppliedEffect::Accept => {}
+                    AppliedEffect::Content(c) => {
                         current.content = c;
                         outcome.outcome = PostcheckKind::Rewritten;
                     }
-                    Applied::Value(v) => {
+                    AppliedEffect::Value(v) => {
                         current.value = v;
                         outcome.outcome = PostcheckKind::Rewritten;
                     }
-                    Applied::Attach(a) => {
+                    AppliedEffect::Attach(a) => {
                         outcome.attached.push(a);
                         outcome.outcome = PostcheckKind::Rewritten;
                     }
-                    Applied::Fail(failure) => outcome.failure = Some(failure),
+                    AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
                 }
             }
             if outcome.failure.is_some() {
@@ -294,22 +332,14 @@ impl<'p> Interpreter<'p> {
             .filter(move |r| r.applies_to(tool))
     }
 
-    fn roots<'a>(&self, call: &'a Call, json: &'a CallJson) -> Roots<'a> {
+    fn roots<'a>(&self, call: CallRef<'a>, json: &'a CallJson) -> Roots<'a> {
         Roots {
-            args: &call.args,
+            args: call.args,
             agent: &json.agent,
-            context: &call.context,
+            context: call.context,
             result: json.result.as_ref(),
         }
     }
-}
-
-enum Applied {
-    Accept,
-    Content(String),
-    Value(Json),
-    Attach(String),
-    Fail(Failure),
 }
 
 /// The strictest match decides; among equals, the first in set order.

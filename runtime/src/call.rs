@@ -1,0 +1,77 @@
+//! The call the agent loop hands the runtime. Its identity — id, tool, arguments — is fixed when it
+//! is made: every stage sees it through `&ToolCall`, and nothing can rewrite the arguments.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+use sluice_compiler::call::Agent;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct CallId(pub Arc<str>);
+
+impl std::fmt::Display for CallId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A tool call: who asks to run what, with which arguments, in which host context.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolCall {
+    id: CallId,
+    tool: Arc<str>,
+    args: Arc<Value>,
+    agent: Arc<Agent>,
+    context: Arc<Value>,
+}
+
+impl ToolCall {
+    pub fn new(
+        id: impl Into<Arc<str>>,
+        tool: impl Into<Arc<str>>,
+        args: Value,
+        agent: Agent,
+        context: Value,
+    ) -> Self {
+        ToolCall {
+            id: CallId(id.into()),
+            tool: tool.into(),
+            args: Arc::new(args),
+            agent: Arc::new(agent),
+            context: Arc::new(context),
+        }
+    }
+
+    pub fn id(&self) -> &CallId {
+        &self.id
+    }
+
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The model's arguments, read-only.
+    pub fn args(&self) -> &Value {
+        &self.args
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    pub fn context(&self) -> &Value {
+        &self.context
+    }
+
+    /// The same call for an agent whose presets the registry resolved.
+    pub(crate) fn with_presets(&self, presets: Vec<String>) -> ToolCall {
+        let mut agent = (*self.agent).clone();
+        agent.presets = presets;
+        ToolCall {
+            agent: Arc::new(agent),
+            ..self.clone()
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Stage 5, execute: around-middleware wrapping the real execution.
+//!
+//! Middleware may delegate, observe, retry and replace this call's cancellation signal; it never
+//! sees a way to change the call's identity (`Next::run` takes no call). Before the tool runs,
+//! the caller's original cancellation is fused into whatever signal the middleware installed, so
+//! replacing the signal never drops the caller's ability to cancel. Cancelled before start →
+//! `aborted_before_start`; cancelled after start → a success becomes `aborted`. A started tool
+//! runs on its own task and is drained, never dropped mid-flight; a tool that ignores its signal
+//! past the grace period keeps running to its end in the background while the call returns.
+
+mod metrics;
+mod middleware;
+mod retry;
+mod timeout;
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::call::ToolCall;
+use crate::registry::{ToolContext, ToolDefinition};
+use crate::result::{ToolError, ToolReply};
+
+pub use metrics::{MetricsMiddleware, ToolMetrics};
+pub use middleware::{ExecContext, Middleware, Next};
+pub use retry::RetryMiddleware;
+pub use timeout::TimeoutMiddleware;
+pub(crate) use timeout::millis;
+
+/// What the execution stage produced.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Execution {
+    Completed(ToolReply),
+    Failed(ToolError),
+    AbortedBeforeStart,
+    /// Cancelled after it started; `drained` is false when the tool outlived the grace period.
+    Aborted {
+        drained: bool,
+    },
+    Timeout {
+        budget: Duration,
+    },
+    Panicked(String),
+}
+
+/// Runs the tool itself, under the fusion of the installed and the original cancellation.
+pub(crate) async fn run_tool(
+    definition: &ToolDefinition,
+    call: &ToolCall,
+    installed: &CancellationToken,
+    original: &CancellationToken,
+    grace: Duration,
+) -> Execution {
+    if installed.is_cancelled() || original.is_cancelled() {
+        return Execution::AbortedBeforeStart;
+    }
+    let fused = CancellationToken::new();
+    let context = ToolContext {
+        cancel: fused.clone(),
+    };
+    let mut task = tokio::spawn((definition.execute)(call.clone(), context));
+    let joined = tokio::select! {
+        biased;
+        joined = &mut task => Some(joined),
+        () = installed.cancelled() => None,
+        () = original.cancelled() => None,
+    };
+    let joined = match joined {
+        Some(joined) => joined,
+        None => {
+            fused.cancel();
+            match tokio::time::timeout(grace, &mut task).await {
+                Ok(joined) => joined,
+                // Dropping a tokio JoinHandle detaches the task: it still runs to its end.
+                Err(_) => return Execution::Aborted { drained: false },
+            }
+        }
+    };
+    match joined {
+        Ok(Ok(_)) if fused.is_cancelled() => Execution::Aborted { drained: true },
+        Ok(Ok(reply)) => Execution::Completed(reply),
+        Ok(Err(error)) => Execution::Failed(error),
+        Err(error) if error.is_panic() => Execution::Panicked(panic_message(error.into_panic())),
+        Err(_) => Execution::Aborted { drained: true },
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the tool panicked".to_string()
+    }
+}

@@ -1,0 +1,455 @@
+//! The one entry point: every call runs through registry → pre-check → approval → gates →
+//! execute → post-check → finalize → observe, and always comes back with exactly one result.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use sluice_compiler::call::Status;
+use sluice_compiler::ir::RuleMeta;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{ApprovalRecord, ApprovalService, denial_reason};
+use crate::call::ToolCall;
+use crate::events::{Event, EventSink};
+use crate::execute::{ExecContext, Execution, Middleware, Next};
+use crate::gate::{Gate, Veto};
+use crate::observe::Observer;
+use crate::policy::{LoadedPolicy, PolicyHandle, PolicyStage, Snapshot, slot};
+use crate::postcheck::{PostCheck, apply};
+use crate::precheck::{ChainVerdict, Invocation, LinkDecision, PrecheckLink, run_chain};
+use crate::registry::{Registry, Resolved, Scope};
+use crate::render::{render_call, render_result};
+use crate::result::{DenyingStage, FinalResult, NormalizedResult, ResultKind};
+
+/// How a call was decided: the provenance every result carries into the audit log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DecisionRecord {
+    /// Whether the tool was allowed to run.
+    pub allowed: bool,
+    /// The pre-check chain's verdict (absent for unknown tools and invalid arguments).
+    pub precheck: Option<ChainVerdict>,
+    pub approval: Option<ApprovalRecord>,
+    pub vetoes: Vec<Veto>,
+    /// Why the call was refused, when it was.
+    pub reason: Option<String>,
+    /// The rule that decided (file and line included), when a policy decided.
+    pub rule: Option<RuleMeta>,
+}
+
+/// Where the time went, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Timings {
+    pub precheck_us: u64,
+    pub approval_us: u64,
+    pub gates_us: u64,
+    pub execute_us: u64,
+    pub postcheck_us: u64,
+    pub total_us: u64,
+}
+
+fn micros(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+pub struct Runtime {
+    registry: Arc<Registry>,
+    links: Vec<Arc<dyn PrecheckLink>>,
+    approval: Option<Arc<dyn ApprovalService>>,
+    gates: Vec<(Scope, Arc<dyn Gate>)>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    postchecks: Vec<(Scope, Arc<dyn PostCheck>)>,
+    observers: Vec<Arc<dyn Observer>>,
+    sink: Option<Arc<dyn EventSink>>,
+    policies: Vec<Arc<ArcSwap<LoadedPolicy>>>,
+    grace: Duration,
+}
+
+/// Assembles a runtime. The order of `link` and `policy` calls is the order of the chain.
+pub struct RuntimeBuilder {
+    runtime: Runtime,
+}
+
+impl RuntimeBuilder {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        RuntimeBuilder {
+            runtime: Runtime {
+                registry,
+                links: Vec::new(),
+                approval: None,
+                gates: Vec::new(),
+                middleware: Vec::new(),
+                postchecks: Vec::new(),
+                observers: Vec::new(),
+                sink: None,
+                policies: Vec::new(),
+                grace: Duration::from_secs(2),
+            },
+        }
+    }
+
+    pub fn link(mut self, link: Arc<dyn PrecheckLink>) -> Self {
+        self.runtime.links.push(link);
+        self
+    }
+
+    pub fn approval(mut self, service: Arc<dyn ApprovalService>) -> Self {
+        self.runtime.approval = Some(service);
+        self
+    }
+
+    /// A gate for every agent whose scope chain holds `scope`.
+    pub fn gate(mut self, scope: Scope, gate: Arc<dyn Gate>) -> Self {
+        self.runtime.gates.push((scope, gate));
+        self
+    }
+
+    /// Middleware, outermost first.
+    pub fn middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.runtime.middleware.push(middleware);
+        self
+    }
+
+    pub fn postcheck(mut self, scope: Scope, postcheck: Arc<dyn PostCheck>) -> Self {
+        self.runtime.postchecks.push((scope, postcheck));
+        self
+    }
+
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.runtime.observers.push(observer);
+        self
+    }
+
+    pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.runtime.sink = Some(sink);
+        self
+    }
+
+    /// How long a cancelled tool may take to stop before the call returns without it.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.runtime.grace = grace;
+        self
+    }
+
+    /// Loads a compiled policy set at a scope: its pre-checks join the chain here, its gates and
+    /// post-checks apply to agents in that scope.
+    pub fn policy(mut self, scope: Scope, policy: LoadedPolicy) -> (Self, PolicyHandle) {
+        let index = self.runtime.policies.len();
+        let stage = Arc::new(PolicyStage::new(index, scope.clone(), &policy));
+        let (slot, handle) = slot(policy);
+        self.runtime.policies.push(slot);
+        self.runtime.links.push(stage.clone());
+        self.runtime.gates.push((scope.clone(), stage.clone()));
+        self.runtime.postchecks.push((scope, stage));
+        (self, handle)
+    }
+
+    pub fn build(self) -> Runtime {
+        self.runtime
+    }
+}
+
+impl Runtime {
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    fn emit(&self, event: Event) {
+        if let Some(sink) = &self.sink {
+            // The loop must not stop because the audit log is unwritable; a host that needs
+            // durability uses a sink that fails loudly on its own terms.
+            let _ = sink.record(&event);
+        }
+    }
+
+    /// Runs one call through the whole pipeline. `cancel` is the caller's signal: it is honoured
+    /// before the tool starts and while it runs, whatever middleware does.
+    pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> FinalResult {
+        let started = Instant::now();
+        let mut timings = Timings::default();
+        let agent_id = call.agent().id.clone();
+        let call = call.with_presets(self.registry.presets_of(&agent_id));
+        self.emit(Event::ToolCall {
+            call_id: call.id().clone(),
+            tool: call.tool().to_string(),
+            agent: agent_id.clone(),
+            args: call.args().clone(),
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis()),
+        });
+        let Some(resolved) = self.registry.resolve(&agent_id, call.tool()) else {
+            let message = format!("unknown tool `{}`", call.tool());
+            let result =
+                NormalizedResult::failure(Status::Error, ResultKind::UnknownTool, message.clone());
+            let decision = DecisionRecord {
+                reason: Some(message),
+                ..DecisionRecord::default()
+            };
+            return self.finish(&call, None, result, decision, timings, started);
+        };
+        let render = resolved
+            .definition
+            .output
+            .as_ref()
+            .map(|o| o.render.clone());
+        if let Some(intent) = &render {
+            self.emit(Event::CallCard {
+                call_id: call.id().clone(),
+                card: render_call(intent, call.tool(), call.args()),
+            });
+        }
+        let scopes = self.registry.scope_chain(&agent_id);
+        let snapshot = Snapshot::take(&self.policies);
+        let invocation = Invocation {
+            call: &call,
+            scopes: &scopes,
+            snapshot: &snapshot,
+        };
+
+        let violations = resolved.violations(call.args());
+        let (result, decision) = if violations.is_empty() {
+            self.decide_and_run(&invocation, &resolved, &cancel, &mut timings)
+                .await
+        } else {
+            let message = format!(
+                "invalid arguments for `{}`: {}",
+                call.tool(),
+                violations.join("; ")
+            );
+            let result = NormalizedResult::failure(
+                Status::Error,
+                ResultKind::InvalidArguments { errors: violations },
+                message.clone(),
+            );
+            (
+                result,
+                DecisionRecord {
+                    reason: Some(message),
+                    ..DecisionRecord::default()
+                },
+            )
+        };
+
+        let post_started = Instant::now();
+        let mut result = result;
+        for (scope, participant) in &self.postchecks {
+            if !scopes.contains(scope) {
+                continue;
+            }
+            let mut stopped = false;
+            for verdict in participant.check(&invocation, &result) {
+                if !apply(&mut result, verdict) {
+                    stopped = true;
+                    break;
+                }
+            }
+            if stopped {
+                break;
+            }
+        }
+        timings.postcheck_us = micros(post_started);
+        if let Some(finalize) = &resolved.definition.finalize
+            && let Some(content) = finalize(&call, &result)
+        {
+            result.content = content;
+        }
+        self.finish(&call, Some(&resolved), result, decision, timings, started)
+    }
+
+    /// Pre-check, approval, gates and execution.
+    async fn decide_and_run(
+        &self,
+        invocation: &Invocation<'_>,
+        resolved: &Resolved,
+        cancel: &CancellationToken,
+        timings: &mut Timings,
+    ) -> (NormalizedResult, DecisionRecord) {
+        let call = invocation.call;
+        let step = Instant::now();
+        let verdict = run_chain(&self.links, invocation).await;
+        timings.precheck_us = micros(step);
+        let mut record = DecisionRecord {
+            precheck: Some(verdict.clone()),
+            ..DecisionRecord::default()
+        };
+        match verdict.decision {
+            LinkDecision::Deny { reason, rule } => {
+                return (
+                    denied(
+                        DenyingStage::Precheck,
+                        vec![reason.clone()],
+                        rule.iter().cloned().collect(),
+                    ),
+                    DecisionRecord {
+                        reason: Some(reason),
+                        rule,
+                        ..record
+                    },
+                );
+            }
+            LinkDecision::Ask { reason, rule } => {
+                let step = Instant::now();
+                let answer = match &self.approval {
+                    Some(service) => Some(service.request(call, &reason).await),
+                    None => None,
+                };
+                timings.approval_us = micros(step);
+                let refusal = denial_reason(&reason, answer.as_ref());
+                record.approval = Some(ApprovalRecord {
+                    asked: reason,
+                    answer,
+                });
+                record.rule = rule.clone();
+                if let Some(why) = refusal {
+                    return (
+                        denied(
+                            DenyingStage::Approval,
+                            vec![why.clone()],
+                            rule.into_iter().collect(),
+                        ),
+                        DecisionRecord {
+                            reason: Some(why),
+                            ..record
+                        },
+                    );
+                }
+            }
+            LinkDecision::Allow { rule, .. } => record.rule = rule,
+            LinkDecision::Delegate => {}
+        }
+
+        let step = Instant::now();
+        let mut vetoes = Vec::new();
+        for (scope, gate) in &self.gates {
+            if invocation.scopes.contains(scope) {
+                vetoes.extend(gate.check(invocation).await);
+            }
+        }
+        timings.gates_us = micros(step);
+        if !vetoes.is_empty() {
+            let reasons: Vec<String> = vetoes.iter().map(|v| v.reason.clone()).collect();
+            let rules: Vec<RuleMeta> = vetoes.iter().filter_map(|v| v.rule.clone()).collect();
+            let result = denied(DenyingStage::Gate, reasons.clone(), rules.clone());
+            return (
+                result,
+                DecisionRecord {
+                    reason: reasons.first().cloned(),
+                    rule: rules.first().cloned(),
+                    vetoes,
+                    ..record
+                },
+            );
+        }
+
+        record.allowed = true;
+        let step = Instant::now();
+        let next = Next {
+            call,
+            tool: &resolved.definition,
+            rest: &self.middleware,
+            original: cancel,
+            grace: self.grace,
+        };
+        let execution = next
+            .run(ExecContext {
+                cancel: cancel.clone(),
+            })
+            .await;
+        timings.execute_us = micros(step);
+        (normalize(execution), record)
+    }
+
+    fn finish(
+        &self,
+        call: &ToolCall,
+        resolved: Option<&Resolved>,
+        result: NormalizedResult,
+        decision: DecisionRecord,
+        mut timings: Timings,
+        started: Instant,
+    ) -> FinalResult {
+        timings.total_us = micros(started);
+        let final_result = FinalResult::freeze(
+            call.id().clone(),
+            call.tool().to_string(),
+            result,
+            decision,
+            timings,
+        );
+        for observer in &self.observers {
+            observer.observe(&final_result);
+        }
+        self.emit(Event::ToolResult {
+            call_id: call.id().clone(),
+            tool: call.tool().to_string(),
+            agent: call.agent().id.clone(),
+            status: final_result.status().as_str().to_string(),
+            result: final_result.kind().clone(),
+            content: final_result.content().to_string(),
+            decision: Box::new(final_result.decision().clone()),
+            timings: final_result.timings().clone(),
+        });
+        if let Some(intent) = resolved
+            .and_then(|r| r.definition.output.as_ref())
+            .map(|o| &o.render)
+        {
+            self.emit(Event::ResultCard {
+                call_id: call.id().clone(),
+                card: render_result(intent, call.args(), final_result.result()),
+            });
+        }
+        final_result
+    }
+}
+
+fn denied(stage: DenyingStage, reasons: Vec<String>, rules: Vec<RuleMeta>) -> NormalizedResult {
+    let message = reasons.join("; ");
+    NormalizedResult::failure(
+        Status::Denied,
+        ResultKind::Denied {
+            stage,
+            reasons,
+            rules,
+        },
+        message,
+    )
+}
+
+fn normalize(execution: Execution) -> NormalizedResult {
+    match execution {
+        Execution::Completed(reply) => NormalizedResult::completed(reply),
+        Execution::Failed(error) => {
+            NormalizedResult::failure(Status::Error, ResultKind::ToolFailed, error.message)
+        }
+        Execution::AbortedBeforeStart => NormalizedResult::failure(
+            Status::Aborted,
+            ResultKind::AbortedBeforeStart,
+            "cancelled before the tool started",
+        ),
+        Execution::Aborted { drained } => {
+            let message = if drained {
+                "cancelled while running"
+            } else {
+                "cancelled while running; the tool did not stop in time and finishes in the background"
+            };
+            NormalizedResult::failure(Status::Aborted, ResultKind::Aborted, message)
+        }
+        Execution::Timeout { budget } => {
+            let budget_ms = crate::execute::millis(budget);
+            NormalizedResult::failure(
+                Status::Timeout,
+                ResultKind::Timeout { budget_ms },
+                format!("the tool ran out of its {budget_ms} ms budget"),
+            )
+        }
+        Execution::Panicked(message) => NormalizedResult::failure(
+            Status::Error,
+            ResultKind::Panicked {
+                message: message.clone(),
+            },
+            format!("the tool panicked: {message}"),
+        ),
+    }
+}

@@ -1,0 +1,259 @@
+//! Compiled policy sets in the runtime. Loaded at a scope, a set's pre-checks become a link of the
+//! chain, its gates gates of that scope, its post-checks a post-check participant. A set can be
+//! replaced atomically (hot reload): each call takes a [`Snapshot`] of every set when it starts
+//! and finishes under it; a set that fails to compile leaves the old one in force.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use futures::future::BoxFuture;
+use sluice_compiler::call::ToolResult;
+use sluice_compiler::db::Database;
+use sluice_compiler::decision::{AppliedEffect, Decision};
+use sluice_compiler::diagnostics::Diagnostic;
+use sluice_compiler::interp::{CallRef, Interpreter};
+use sluice_compiler::ir::Program;
+use sluice_compiler::load::discover;
+
+use crate::gate::{Gate, Veto};
+use crate::postcheck::{PostAction, PostCheck, PostVerdict};
+use crate::precheck::{Invocation, LinkDecision, PrecheckLink};
+use crate::registry::Scope;
+use crate::result::NormalizedResult;
+
+/// A compiled policy set.
+#[derive(Debug)]
+pub struct LoadedPolicy {
+    pub name: String,
+    pub program: Arc<Program>,
+}
+
+/// Why a policy set could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{0}")]
+    Load(#[from] sluice_compiler::load::LoadError),
+    #[error("`{0}` names {1} policy sets; load them one at a time")]
+    NotOneSet(String, usize),
+    #[error("policy set `{name}` does not compile ({} errors)", errors.len())]
+    Compile {
+        name: String,
+        errors: Vec<Diagnostic>,
+    },
+}
+
+impl LoadedPolicy {
+    /// Compiles a set given as `(path, text)` pairs.
+    pub fn compile(name: &str, files: Vec<(String, String)>) -> Result<LoadedPolicy, PolicyError> {
+        let compiled = Database::default().compile_texts(name, files);
+        Self::from_compiled(compiled)
+    }
+
+    /// Reads and compiles the one policy set at `paths` (files, or a directory).
+    pub fn load(paths: &[PathBuf]) -> Result<LoadedPolicy, PolicyError> {
+        let sets = discover(paths)?;
+        let [source] = sets.as_slice() else {
+            let named = paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(PolicyError::NotOneSet(named, sets.len()));
+        };
+        Self::from_compiled(Database::default().load(source)?)
+    }
+
+    fn from_compiled(
+        compiled: sluice_compiler::load::Compiled,
+    ) -> Result<LoadedPolicy, PolicyError> {
+        match compiled.program.clone() {
+            Some(program) if !compiled.has_errors() => Ok(LoadedPolicy {
+                name: compiled.name,
+                program,
+            }),
+            _ => Err(PolicyError::Compile {
+                name: compiled.name,
+                errors: compiled
+                    .diagnostics
+                    .into_iter()
+                    .filter(Diagnostic::is_error)
+                    .collect(),
+            }),
+        }
+    }
+}
+
+/// The handle of a loaded set, for hot reload.
+#[derive(Clone)]
+pub struct PolicyHandle {
+    slot: Arc<ArcSwap<LoadedPolicy>>,
+}
+
+impl PolicyHandle {
+    pub fn current(&self) -> Arc<LoadedPolicy> {
+        self.slot.load_full()
+    }
+
+    /// Replaces the set atomically. Calls in flight finish under the set they started with.
+    pub fn replace(&self, policy: LoadedPolicy) {
+        self.slot.store(Arc::new(policy));
+    }
+
+    /// Recompiles from texts; on errors the old set stays in force and the errors are returned.
+    pub fn reload(&self, name: &str, files: Vec<(String, String)>) -> Result<(), PolicyError> {
+        self.replace(LoadedPolicy::compile(name, files)?);
+        Ok(())
+    }
+}
+
+/// Every loaded set as it was when a call started.
+#[derive(Default)]
+pub struct Snapshot {
+    policies: Vec<Arc<LoadedPolicy>>,
+}
+
+impl Snapshot {
+    pub(crate) fn take(slots: &[Arc<ArcSwap<LoadedPolicy>>]) -> Snapshot {
+        Snapshot {
+            policies: slots.iter().map(|s| s.load_full()).collect(),
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<&LoadedPolicy> {
+        self.policies.get(index).map(|p| &**p)
+    }
+}
+
+/// A set's participation in one stage: which set (by index in the runtime) and at which scope.
+pub(crate) struct PolicyStage {
+    pub index: usize,
+    pub scope: Scope,
+    pub name: String,
+}
+
+impl PolicyStage {
+    pub(crate) fn new(index: usize, scope: Scope, policy: &LoadedPolicy) -> Self {
+        PolicyStage {
+            index,
+            scope,
+            name: policy.name.clone(),
+        }
+    }
+
+    /// The program in force for this call, if the set applies to the call's agent.
+    fn program<'a>(&self, invocation: &'a Invocation<'a>) -> Option<&'a Program> {
+        if !invocation.scopes.contains(&self.scope) {
+            return None;
+        }
+        invocation.snapshot.get(self.index).map(|p| &*p.program)
+    }
+}
+
+fn call_ref<'a>(invocation: &'a Invocation<'a>) -> CallRef<'a> {
+    let call = invocation.call;
+    CallRef {
+        tool: call.tool(),
+        args: call.args(),
+        agent: call.agent(),
+        context: call.context(),
+    }
+}
+
+impl PrecheckLink for PolicyStage {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, LinkDecision> {
+        let decision = match self.program(invocation) {
+            None => LinkDecision::Delegate,
+            Some(program) => {
+                let outcome = Interpreter::new(program).precheck(call_ref(invocation));
+                match outcome.decision {
+                    Decision::Delegate => LinkDecision::Delegate,
+                    Decision::Allow => LinkDecision::Allow {
+                        reason: outcome.reason,
+                        rule: outcome.rule,
+                    },
+                    Decision::Ask => LinkDecision::Ask {
+                        reason: outcome.reason.unwrap_or_default(),
+                        rule: outcome.rule,
+                    },
+                    Decision::Deny => LinkDecision::Deny {
+                        reason: outcome.reason.unwrap_or_default(),
+                        rule: outcome.rule,
+                    },
+                }
+            }
+        };
+        Box::pin(std::future::ready(decision))
+    }
+}
+
+impl Gate for PolicyStage {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, Vec<Veto>> {
+        let vetoes = match self.program(invocation) {
+            None => Vec::new(),
+            Some(program) => Interpreter::new(program)
+                .gates(call_ref(invocation))
+                .into_iter()
+                .map(|v| Veto {
+                    gate: v.rule.name.to_string(),
+                    reason: v.reason,
+                    rule: Some(v.rule),
+                })
+                .collect(),
+        };
+        Box::pin(std::future::ready(vetoes))
+    }
+}
+
+impl PostCheck for PolicyStage {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn check(&self, invocation: &Invocation<'_>, result: &NormalizedResult) -> Vec<PostVerdict> {
+        let Some(program) = self.program(invocation) else {
+            return Vec::new();
+        };
+        let seen = ToolResult {
+            status: result.status,
+            content: result.content.clone(),
+            value: result.value.clone(),
+            error: result.error.clone(),
+        };
+        let outcome = Interpreter::new(program).postcheck(call_ref(invocation), &seen);
+        outcome
+            .steps
+            .into_iter()
+            .map(|step| PostVerdict {
+                by: step.rule.name.to_string(),
+                actions: step
+                    .effects
+                    .into_iter()
+                    .map(|effect| match effect {
+                        AppliedEffect::Accept => PostAction::Accept,
+                        AppliedEffect::Content(c) => PostAction::ReplaceContent(c),
+                        AppliedEffect::Value(v) => PostAction::ReplaceValue(v),
+                        AppliedEffect::Attach(a) => PostAction::AttachContext(a),
+                        AppliedEffect::Fail(f) => PostAction::Fail {
+                            message: f.message,
+                            context: f.context,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn slot(policy: LoadedPolicy) -> (Arc<ArcSwap<LoadedPolicy>>, PolicyHandle) {
+    let slot = Arc::new(ArcSwap::from_pointee(policy));
+    (slot.clone(), PolicyHandle { slot })
+}
