@@ -118,10 +118,6 @@ impl Call {
         }
         Ok(())
     }
-
-    pub(crate) fn agent_json(&self) -> Value {
-        serde_json::json!({ "id": self.agent.id, "labels": self.agent.labels, "presets": self.agent.presets })
-    }
 }
 
 impl ToolResult {

@@ -19,17 +19,22 @@ use tokio_util::sync::CancellationToken;
 
 const RULES: usize = 100;
 
-/// 100 rules over ten tools — path-prefix denies, command substring and regex checks, a label
-/// gate — none of which matches the benchmarked call, so every applicable rule is evaluated.
-fn policy() -> LoadedPolicy {
-    let mut text = String::from("tool noop { command: string, path: string }\n");
+/// 100 rules — path-prefix denies, command substring and regex checks, a label gate — none of
+/// which matches the benchmarked call. Spread over ten tools (the realistic case), ten of them
+/// apply to a call; on one tool (the worst case), all hundred do.
+fn policy(spread: bool) -> LoadedPolicy {
+    let mut text = String::new();
     for t in 0..10 {
         text.push_str(&format!(
             "tool tool_{t} {{ command: string, path: string }}\n"
         ));
     }
     for i in 0..RULES {
-        let tools = format!("tool_{}, noop", i % 10);
+        let tools = if spread {
+            format!("tool_{}", i % 10)
+        } else {
+            "tool_3".to_string()
+        };
         let rule = match i % 4 {
             0 => format!(
                 "precheck deny_path_{i} on {tools}\n  when path(args.path).under(\"/secret/{i}\")\n  => deny \"path {i}\"\n"
@@ -52,20 +57,19 @@ fn policy() -> LoadedPolicy {
 }
 
 fn noop() -> ToolDefinition {
-    ToolDefinition::builder("noop", |_call, _cx: ToolContext| Box::pin(async { Ok(ToolReply::text("ok")) }))
+    ToolDefinition::builder("tool_3", |_call, _cx: ToolContext| Box::pin(async { Ok(ToolReply::text("ok")) }))
         .input_schema(json!({ "type": "object", "properties": { "command": { "type": "string" }, "path": { "type": "string" } } }))
         .output(json!({}), RenderIntent::generic())
         .build()
 }
 
-fn runtime(with_policy: bool) -> Runtime {
+fn runtime(policy: Option<LoadedPolicy>) -> Runtime {
     let registry = Arc::new(Registry::new());
     std::mem::forget(registry.register(Scope::Global, noop()).expect("registers"));
     let builder = RuntimeBuilder::new(registry);
-    if with_policy {
-        builder.policy(Scope::Global, policy()).0.build()
-    } else {
-        builder.build()
+    match policy {
+        Some(policy) => builder.policy(Scope::Global, policy).0.build(),
+        None => builder.build(),
     }
 }
 
@@ -77,7 +81,7 @@ fn call() -> ToolCall {
     };
     ToolCall::new(
         "c",
-        "noop",
+        "tool_3",
         json!({ "command": "ls -la src", "path": "/work/src/main.rs" }),
         agent,
         json!({}),
@@ -101,8 +105,12 @@ fn overhead(c: &mut Criterion) {
             )
         });
     });
-    for (name, with_policy) in [("no_policy", false), ("policy_100_rules", true)] {
-        let runtime = runtime(with_policy);
+    for (name, policy) in [
+        ("no_policy", None),
+        ("policy_100_rules", Some(policy(true))),
+        ("policy_100_rules_all_apply", Some(policy(false))),
+    ] {
+        let runtime = runtime(policy);
         group.bench_function(name, |b| {
             b.to_async(&rt)
                 .iter(|| runtime.execute(call(), CancellationToken::new()))
@@ -122,7 +130,7 @@ fn throughput(c: &mut Criterion) {
             .enable_all()
             .build()
             .expect("tokio");
-        let runtime = Arc::new(runtime(true));
+        let runtime = Arc::new(runtime(Some(policy(true))));
         group.bench_with_input(
             BenchmarkId::new("policy_100_rules", workers),
             &workers,

@@ -53,6 +53,18 @@ fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
+/// Stage timings with one clock read per stage boundary: each lap is the time since the last.
+struct Stopwatch(Instant);
+
+impl Stopwatch {
+    fn lap(&mut self) -> u64 {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.0);
+        self.0 = now;
+        u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX)
+    }
+}
+
 pub struct Runtime {
     registry: Arc<Registry>,
     links: Vec<Arc<dyn PrecheckLink>>,
@@ -163,23 +175,34 @@ impl Runtime {
         }
     }
 
+    fn emit_call(&self, call: &ToolCall) {
+        if self.sink.is_some() {
+            self.emit(Event::ToolCall {
+                call_id: call.id().clone(),
+                tool: call.tool().to_string(),
+                agent: call.agent().id.clone(),
+                args: call.args().clone(),
+                at_ms: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis()),
+            });
+        }
+    }
+
     /// Runs one call through the whole pipeline. `cancel` is the caller's signal: it is honoured
     /// before the tool starts and while it runs, whatever middleware does.
     pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> FinalResult {
         let started = Instant::now();
         let mut timings = Timings::default();
         let agent_id = call.agent().id.clone();
-        let call = call.with_presets(self.registry.presets_of(&agent_id));
-        self.emit(Event::ToolCall {
-            call_id: call.id().clone(),
-            tool: call.tool().to_string(),
-            agent: agent_id.clone(),
-            args: call.args().clone(),
-            at_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis()),
-        });
-        let Some(resolved) = self.registry.resolve(&agent_id, call.tool()) else {
+        let lookup = self.registry.lookup(&agent_id, call.tool());
+        let call = if lookup.presets.is_empty() {
+            call
+        } else {
+            call.with_presets(lookup.presets)
+        };
+        self.emit_call(&call);
+        let Some(resolved) = lookup.resolved else {
             let message = format!("unknown tool `{}`", call.tool());
             let result =
                 NormalizedResult::failure(Status::Error, ResultKind::UnknownTool, message.clone());
@@ -189,6 +212,7 @@ impl Runtime {
             };
             return self.finish(&call, None, result, decision, timings, started);
         };
+        let scopes = lookup.chain;
         let render = resolved
             .definition
             .output
@@ -200,12 +224,14 @@ impl Runtime {
                 card: render_call(intent, call.tool(), call.args()),
             });
         }
-        let scopes = self.registry.scope_chain(&agent_id);
         let snapshot = Snapshot::take(&self.policies);
+        let agent_json =
+            (!self.policies.is_empty()).then(|| sluice_compiler::interp::agent_json(call.agent()));
         let invocation = Invocation {
             call: &call,
             scopes: &scopes,
             snapshot: &snapshot,
+            agent_json: agent_json.as_ref(),
         };
 
         let violations = resolved.violations(call.args());
@@ -232,7 +258,7 @@ impl Runtime {
             )
         };
 
-        let post_started = Instant::now();
+        let mut watch = Stopwatch(Instant::now());
         let mut result = result;
         for (scope, participant) in &self.postchecks {
             if !scopes.contains(scope) {
@@ -249,7 +275,7 @@ impl Runtime {
                 break;
             }
         }
-        timings.postcheck_us = micros(post_started);
+        timings.postcheck_us = watch.lap();
         if let Some(finalize) = &resolved.definition.finalize
             && let Some(content) = finalize(&call, &result)
         {
@@ -267,9 +293,9 @@ impl Runtime {
         timings: &mut Timings,
     ) -> (NormalizedResult, DecisionRecord) {
         let call = invocation.call;
-        let step = Instant::now();
+        let mut watch = Stopwatch(Instant::now());
         let verdict = run_chain(&self.links, invocation).await;
-        timings.precheck_us = micros(step);
+        timings.precheck_us = watch.lap();
         let mut record = DecisionRecord {
             precheck: Some(verdict.clone()),
             ..DecisionRecord::default()
@@ -290,12 +316,11 @@ impl Runtime {
                 );
             }
             LinkDecision::Ask { reason, rule } => {
-                let step = Instant::now();
                 let answer = match &self.approval {
                     Some(service) => Some(service.request(call, &reason).await),
                     None => None,
                 };
-                timings.approval_us = micros(step);
+                timings.approval_us = watch.lap();
                 let refusal = denial_reason(&reason, answer.as_ref());
                 record.approval = Some(ApprovalRecord {
                     asked: reason,
@@ -319,15 +344,13 @@ impl Runtime {
             LinkDecision::Allow { rule, .. } => record.rule = rule,
             LinkDecision::Delegate => {}
         }
-
-        let step = Instant::now();
         let mut vetoes = Vec::new();
         for (scope, gate) in &self.gates {
             if invocation.scopes.contains(scope) {
                 vetoes.extend(gate.check(invocation).await);
             }
         }
-        timings.gates_us = micros(step);
+        timings.gates_us = watch.lap();
         if !vetoes.is_empty() {
             let reasons: Vec<String> = vetoes.iter().map(|v| v.reason.clone()).collect();
             let rules: Vec<RuleMeta> = vetoes.iter().filter_map(|v| v.rule.clone()).collect();
@@ -344,7 +367,6 @@ impl Runtime {
         }
 
         record.allowed = true;
-        let step = Instant::now();
         let next = Next {
             call,
             tool: &resolved.definition,
@@ -357,7 +379,7 @@ impl Runtime {
                 cancel: cancel.clone(),
             })
             .await;
-        timings.execute_us = micros(step);
+        timings.execute_us = watch.lap();
         (normalize(execution), record)
     }
 
@@ -381,24 +403,27 @@ impl Runtime {
         for observer in &self.observers {
             observer.observe(&final_result);
         }
-        self.emit(Event::ToolResult {
-            call_id: call.id().clone(),
-            tool: call.tool().to_string(),
-            agent: call.agent().id.clone(),
-            status: final_result.status().as_str().to_string(),
-            result: final_result.kind().clone(),
-            content: final_result.content().to_string(),
-            decision: Box::new(final_result.decision().clone()),
-            timings: final_result.timings().clone(),
-        });
-        if let Some(intent) = resolved
-            .and_then(|r| r.definition.output.as_ref())
-            .map(|o| &o.render)
-        {
-            self.emit(Event::ResultCard {
+        // Events are built only when someone records them.
+        if self.sink.is_some() {
+            self.emit(Event::ToolResult {
                 call_id: call.id().clone(),
-                card: render_result(intent, call.args(), final_result.result()),
+                tool: call.tool().to_string(),
+                agent: call.agent().id.clone(),
+                status: final_result.status().as_str().to_string(),
+                result: final_result.kind().clone(),
+                content: final_result.content().to_string(),
+                decision: Box::new(final_result.decision().clone()),
+                timings: final_result.timings().clone(),
             });
+            if let Some(intent) = resolved
+                .and_then(|r| r.definition.output.as_ref())
+                .map(|o| &o.render)
+            {
+                self.emit(Event::ResultCard {
+                    call_id: call.id().clone(),
+                    card: render_result(intent, call.args(), final_result.result()),
+                });
+            }
         }
         final_result
     }

@@ -157,6 +157,7 @@ fn call_ref<'a>(invocation: &'a Invocation<'a>) -> CallRef<'a> {
         args: call.args(),
         agent: call.agent(),
         context: call.context(),
+        agent_json: invocation.agent_json,
     }
 }
 

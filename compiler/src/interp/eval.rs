@@ -258,8 +258,8 @@ where
                 let needle = self.eval(*elem)?;
                 self.present(*elem, &needle)?;
                 let haystack = self.eval(*list)?;
-                match haystack.elements() {
-                    Some(items) => Ok(Value::Bool(items.iter().any(|item| item.equals(&needle)))),
+                match haystack.contains(&needle) {
+                    Some(found) => Ok(Value::Bool(found)),
                     None => self.type_error(*list, "a list", &haystack),
                 }
             }
@@ -423,8 +423,8 @@ where
             Builtin::ListContains => {
                 let list = self.eval(arg(0)?)?;
                 let needle = self.eval(arg(1)?)?;
-                match list.elements() {
-                    Some(items) => Ok(Value::Bool(items.iter().any(|item| item.equals(&needle)))),
+                match list.contains(&needle) {
+                    Some(found) => Ok(Value::Bool(found)),
                     None => self.type_error(arg(0)?, "a list", &list),
                 }
             }

@@ -17,7 +17,7 @@ pub struct Step {
 
 /// The rule's condition, top-down: each boolean sub-expression with its value for the call.
 pub fn explain(program: &Program, rule: &RuleIr, call: &Call) -> Vec<Step> {
-    let agent = call.agent_json();
+    let agent = super::agent_json(&call.agent);
     let result = call.result.as_ref().map(ToolResult::to_json);
     let roots = Roots {
         args: &call.args,

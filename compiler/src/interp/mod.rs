@@ -40,6 +40,8 @@ pub struct CallRef<'a> {
     pub args: &'a Json,
     pub agent: &'a Agent,
     pub context: &'a Json,
+    /// The agent as JSON, when the caller built it once for several stages.
+    pub agent_json: Option<&'a Json>,
 }
 
 impl<'a> From<&'a Call> for CallRef<'a> {
@@ -49,20 +51,23 @@ impl<'a> From<&'a Call> for CallRef<'a> {
             args: &call.args,
             agent: &call.agent,
             context: &call.context,
+            agent_json: None,
         }
     }
 }
 
-impl CallRef<'_> {
-    fn agent_json(&self) -> Json {
-        serde_json::json!({ "id": self.agent.id, "labels": self.agent.labels, "presets": self.agent.presets })
-    }
+/// The agent as the rules read it.
+pub fn agent_json(agent: &Agent) -> Json {
+    serde_json::json!({ "id": agent.id, "labels": agent.labels, "presets": agent.presets })
 }
 
-/// A call's JSON roots, built once per call.
-struct CallJson {
-    agent: Json,
-    result: Option<Json>,
+impl<'a> CallRef<'a> {
+    fn agent_value(&self) -> std::borrow::Cow<'a, Json> {
+        match self.agent_json {
+            Some(json) => std::borrow::Cow::Borrowed(json),
+            None => std::borrow::Cow::Owned(agent_json(self.agent)),
+        }
+    }
 }
 
 impl<'p> Interpreter<'p> {
@@ -122,14 +127,15 @@ impl<'p> Interpreter<'p> {
     }
 
     fn precheck_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> PrecheckOutcome {
-        let json = CallJson {
-            agent: call.agent_json(),
-            result: None,
-        };
-        let roots = self.roots(call, &json);
+        let mut rules = self.applicable(RuleKind::Precheck, call.tool).peekable();
+        if rules.peek().is_none() {
+            return decide(Vec::new());
+        }
+        let agent = call.agent_value();
+        let roots = self.roots(call, &agent, None);
         let facts = Facts::fill(self.program, call.tool, &roots);
         let mut matched = Vec::new();
-        for rule in self.applicable(RuleKind::Precheck, call.tool) {
+        for rule in rules {
             match self.fire(rule, &facts) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push(effect),
@@ -172,14 +178,15 @@ impl<'p> Interpreter<'p> {
     }
 
     fn gates_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> Vec<Veto> {
-        let json = CallJson {
-            agent: call.agent_json(),
-            result: None,
-        };
-        let roots = self.roots(call, &json);
+        let mut rules = self.applicable(RuleKind::Gate, call.tool).peekable();
+        if rules.peek().is_none() {
+            return Vec::new();
+        }
+        let agent = call.agent_value();
+        let roots = self.roots(call, &agent, None);
         let facts = Facts::fill(self.program, call.tool, &roots);
         let mut vetoes = Vec::new();
-        for rule in self.applicable(RuleKind::Gate, call.tool) {
+        for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
                 if !evaluation.condition_holds()? {
@@ -232,13 +239,14 @@ impl<'p> Interpreter<'p> {
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let agent = call.agent_json();
-        for rule in self.applicable(RuleKind::Postcheck, call.tool) {
-            let json = CallJson {
-                agent: agent.clone(),
-                result: Some(current.to_json()),
-            };
-            let roots = self.roots(call, &json);
+        let mut rules = self.applicable(RuleKind::Postcheck, call.tool).peekable();
+        let agent = match rules.peek() {
+            Some(_) => call.agent_value(),
+            None => std::borrow::Cow::Owned(Json::Null),
+        };
+        for rule in rules {
+            let result_json = current.to_json();
+            let roots = self.roots(call, &agent, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
@@ -322,22 +330,20 @@ impl<'p> Interpreter<'p> {
         outcome
     }
 
-    fn applicable<'a>(
-        &'a self,
+    fn applicable<'t>(
+        &self,
         kind: RuleKind,
-        tool: &'a str,
-    ) -> impl Iterator<Item = &'p RuleIr> + 'a {
-        self.program
-            .rules_of(kind)
-            .filter(move |r| r.applies_to(tool))
+        tool: &'t str,
+    ) -> impl Iterator<Item = &'p RuleIr> + use<'p, 't> {
+        self.program.rules_for(kind, tool)
     }
 
-    fn roots<'a>(&self, call: CallRef<'a>, json: &'a CallJson) -> Roots<'a> {
+    fn roots<'a>(&self, call: CallRef<'a>, agent: &'a Json, result: Option<&'a Json>) -> Roots<'a> {
         Roots {
             args: call.args,
-            agent: &json.agent,
+            agent,
             context: call.context,
-            result: json.result.as_ref(),
+            result,
         }
     }
 }

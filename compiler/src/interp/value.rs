@@ -70,6 +70,19 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// Whether a list value holds `needle`, without copying the list; `None` if not a list.
+    pub fn contains(&self, needle: &Value<'_>) -> Option<bool> {
+        match self {
+            Value::List(items) => Some(items.iter().any(|item| item.equals(needle))),
+            Value::Json(Json::Array(items)) => Some(
+                items
+                    .iter()
+                    .any(|item| Value::from_json(item).equals(needle)),
+            ),
+            _ => None,
+        }
+    }
+
     /// Converts to owned JSON (for `replace value` and output).
     pub fn to_json(&self) -> Json {
         match self {

@@ -6,7 +6,7 @@
 
 mod display;
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 use crate::ast::{Quantifier, RuleKind, Span};
@@ -156,13 +156,136 @@ pub struct Program {
     pub slots: Vec<Slot>,
     pub regexes: Vec<regex::Regex>,
     pub globs: Vec<globset::GlobMatcher>,
-    pub sets: Vec<HashSet<Arc<str>>>,
+    pub sets: Vec<FxHashSet<Arc<str>>>,
     /// Every rule in set order: files by path, then source order.
     pub rules: Vec<RuleIr>,
+    pub dispatch: Dispatch,
+}
+
+/// Which rules apply to which tool, per rule kind, so rules for other tools cost nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Dispatch {
+    /// Rules that name the tool exactly, in set order.
+    by_tool: FxHashMap<Arc<str>, [Vec<u32>; 3]>,
+    /// Rules with a glob or `*`, in set order; their globs are matched per call.
+    open: [Vec<u32>; 3],
+}
+
+fn kind_index(kind: RuleKind) -> usize {
+    match kind {
+        RuleKind::Precheck => 0,
+        RuleKind::Gate => 1,
+        RuleKind::Postcheck => 2,
+    }
+}
+
+impl Dispatch {
+    pub fn build(rules: &[RuleIr]) -> Dispatch {
+        let mut dispatch = Dispatch::default();
+        for (index, rule) in rules.iter().enumerate() {
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            let kind = kind_index(rule.meta.kind);
+            if (rule.tools.all || !rule.tools.globs.is_empty())
+                && let Some(list) = dispatch.open.get_mut(kind)
+            {
+                list.push(index);
+            }
+            for name in &rule.tools.names {
+                if let Some(list) = dispatch
+                    .by_tool
+                    .entry(name.as_str().into())
+                    .or_default()
+                    .get_mut(kind)
+                {
+                    list.push(index);
+                }
+            }
+        }
+        dispatch
+    }
 }
 
 impl Program {
     pub fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &RuleIr> {
         self.rules.iter().filter(move |r| r.meta.kind == kind)
+    }
+
+    /// The rules of `kind` that apply to `tool`, in set order.
+    pub fn rules_for<'s, 't>(
+        &'s self,
+        kind: RuleKind,
+        tool: &'t str,
+    ) -> impl Iterator<Item = &'s RuleIr> + use<'s, 't> {
+        let kind = kind_index(kind);
+        let exact: &[u32] = self
+            .dispatch
+            .by_tool
+            .get(tool)
+            .and_then(|lists| lists.get(kind))
+            .map_or(&[], Vec::as_slice);
+        let open: &[u32] = self.dispatch.open.get(kind).map_or(&[], Vec::as_slice);
+        MergeSorted { a: exact, b: open }
+            .filter_map(|index| self.rules.get(index as usize))
+            .filter(move |rule| rule.applies_to(tool))
+    }
+}
+
+/// The union of two ascending index lists, ascending (a rule in both appears once).
+struct MergeSorted<'a> {
+    a: &'a [u32],
+    b: &'a [u32],
+}
+
+impl Iterator for MergeSorted<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match (self.a.split_first(), self.b.split_first()) {
+            (Some((&x, rest_a)), Some((&y, rest_b))) => {
+                if x <= y {
+                    self.a = rest_a;
+                    if x == y {
+                        self.b = rest_b;
+                    }
+                    Some(x)
+                } else {
+                    self.b = rest_b;
+                    Some(y)
+                }
+            }
+            (Some((&x, rest)), None) => {
+                self.a = rest;
+                Some(x)
+            }
+            (None, Some((&y, rest))) => {
+                self.b = rest;
+                Some(y)
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::RuleKind;
+    use crate::db::Database;
+
+    #[test]
+    fn dispatch_keeps_set_order_across_exact_and_glob_rules() {
+        let text = "tool a {}\ntool b {}\ngate g1 on a => \"1\"\ngate g2 on * => \"2\"\ngate g3 on b => \"3\"\ngate g4 on a, a* => \"4\"\ngate g5 on a => \"5\"\n";
+        let compiled =
+            Database::default().compile_texts("t", vec![("t.sluice".into(), text.into())]);
+        let program = compiled.program.expect("compiles");
+        let names = |tool| {
+            program
+                .rules_for(RuleKind::Gate, tool)
+                .map(|r| r.meta.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("a"), ["g1", "g2", "g4", "g5"]);
+        assert_eq!(names("b"), ["g2", "g3"]);
+        assert_eq!(names("zz"), ["g2"]);
+        assert!(program.rules_for(RuleKind::Precheck, "a").next().is_none());
     }
 }

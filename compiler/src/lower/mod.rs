@@ -1,7 +1,9 @@
 //! Lowering (typed tree → IR): flattens each rule into a node arena, assigns fact slots, and
 //! compiles regexes, globs and literal sets once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
 use crate::ast::{BinOp, Span};
@@ -26,12 +28,14 @@ pub fn lower_set(checked: &CheckedSet, sources: &SourceMap) -> Result<Program, V
     if !lowerer.diagnostics.is_empty() {
         return Err(lowerer.diagnostics);
     }
+    let dispatch = crate::ir::Dispatch::build(&rules);
     Ok(Program {
         slots: lowerer.slots,
         regexes: lowerer.regexes,
         globs: lowerer.globs,
         sets: lowerer.sets,
         rules,
+        dispatch,
     })
 }
 
@@ -43,7 +47,7 @@ struct Lowerer {
     regex_ids: HashMap<Arc<str>, RegexId>,
     globs: Vec<globset::GlobMatcher>,
     glob_ids: HashMap<Arc<str>, GlobId>,
-    sets: Vec<HashSet<Arc<str>>>,
+    sets: Vec<FxHashSet<Arc<str>>>,
     diagnostics: Vec<Diagnostic>,
     /// The rule being lowered: its file and its arena.
     file: String,
@@ -138,6 +142,24 @@ impl Lowerer {
                 }
                 _ => Op::Const(Const::Null),
             },
+            TExprKind::Builtin {
+                builtin: Builtin::Path,
+                args,
+            } if args
+                .iter()
+                .all(|a| matches!(a.kind, TExprKind::Const(Const::Str(_)))) =>
+            {
+                // A literal path is normalized once, here, not on every call.
+                let text = |i: usize| match args.get(i).map(|a| &a.kind) {
+                    Some(TExprKind::Const(Const::Str(s))) => Some(s.to_string()),
+                    _ => None,
+                };
+                let base = text(1);
+                Op::Const(Const::Str(
+                    crate::interp::path::normalize(&text(0).unwrap_or_default(), base.as_deref())
+                        .into(),
+                ))
+            }
             TExprKind::Builtin { builtin, args } => {
                 Op::Builtin(*builtin, args.iter().map(|a| self.expr(a)).collect())
             }
@@ -268,7 +290,7 @@ impl Lowerer {
 }
 
 /// The strings of a list literal made only of string constants.
-fn literal_strings(expr: &TExpr) -> Option<HashSet<Arc<str>>> {
+fn literal_strings(expr: &TExpr) -> Option<FxHashSet<Arc<str>>> {
     let TExprKind::List(items) = &expr.kind else {
         return None;
     };

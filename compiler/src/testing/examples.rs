@@ -145,7 +145,7 @@ fn check_rule(
 
 /// Whether the rule's condition holds for the call.
 fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String> {
-    let agent = call.agent_json();
+    let agent = crate::interp::agent_json(&call.agent);
     let result = call.result.as_ref().map(ToolResult::to_json);
     let roots = Roots {
         args: &call.args,

@@ -6,14 +6,17 @@
 //! replacing the signal never drops the caller's ability to cancel. Cancelled before start →
 //! `aborted_before_start`; cancelled after start → a success becomes `aborted`. A started tool
 //! runs on its own task and is drained, never dropped mid-flight; a tool that ignores its signal
-//! past the grace period keeps running to its end in the background while the call returns.
+//! past the grace period keeps running to its end on a task of its own while the call returns.
 
 mod metrics;
 mod middleware;
 mod retry;
 mod timeout;
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use tokio_util::sync::CancellationToken;
 
@@ -58,30 +61,33 @@ pub(crate) async fn run_tool(
     let context = ToolContext {
         cancel: fused.clone(),
     };
-    let mut task = tokio::spawn((definition.execute)(call.clone(), context));
-    let joined = tokio::select! {
+    // The tool runs inline, its panics caught. Only a tool that outlives its cancellation's grace
+    // period moves to a task of its own, which drives it to its end.
+    let mut tool = AssertUnwindSafe((definition.execute)(call.clone(), context)).catch_unwind();
+    let finished = tokio::select! {
         biased;
-        joined = &mut task => Some(joined),
+        finished = &mut tool => Some(finished),
         () = installed.cancelled() => None,
         () = original.cancelled() => None,
     };
-    let joined = match joined {
-        Some(joined) => joined,
+    let finished = match finished {
+        Some(finished) => finished,
         None => {
             fused.cancel();
-            match tokio::time::timeout(grace, &mut task).await {
-                Ok(joined) => joined,
-                // Dropping a tokio JoinHandle detaches the task: it still runs to its end.
-                Err(_) => return Execution::Aborted { drained: false },
+            match tokio::time::timeout(grace, &mut tool).await {
+                Ok(finished) => finished,
+                Err(_) => {
+                    tokio::spawn(tool);
+                    return Execution::Aborted { drained: false };
+                }
             }
         }
     };
-    match joined {
+    match finished {
         Ok(Ok(_)) if fused.is_cancelled() => Execution::Aborted { drained: true },
         Ok(Ok(reply)) => Execution::Completed(reply),
         Ok(Err(error)) => Execution::Failed(error),
-        Err(error) if error.is_panic() => Execution::Panicked(panic_message(error.into_panic())),
-        Err(_) => Execution::Aborted { drained: true },
+        Err(panic) => Execution::Panicked(panic_message(panic)),
     }
 }
 

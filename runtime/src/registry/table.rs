@@ -42,6 +42,9 @@ pub struct Resolved {
 impl Resolved {
     /// The input-schema violations of `args`, if any.
     pub fn violations(&self, args: &Value) -> Vec<String> {
+        if self.validator.is_valid(args) {
+            return Vec::new();
+        }
         self.validator
             .iter_errors(args)
             .map(|e| e.to_string())
@@ -66,6 +69,24 @@ struct Tables {
 #[derive(Default)]
 pub struct Registry {
     tables: Arc<RwLock<Tables>>,
+}
+
+/// One call's view of the catalogue.
+pub struct Lookup {
+    /// The presets the agent joined, in join order.
+    pub presets: Vec<String>,
+    /// The agent's scope chain, innermost first.
+    pub chain: Vec<Scope>,
+    pub resolved: Option<Resolved>,
+}
+
+fn chain_of(tables: &Tables, agent: &str) -> Vec<Scope> {
+    let presets = tables.memberships.get(agent).map_or(&[][..], Vec::as_slice);
+    let mut chain = Vec::with_capacity(presets.len() + 2);
+    chain.push(Scope::Agent(agent.into()));
+    chain.extend(presets.iter().map(|p| Scope::Preset(p.clone())));
+    chain.push(Scope::Global);
+    chain
 }
 
 /// Removes exactly one registration when released (un-shadowing whatever it shadowed).
@@ -172,27 +193,39 @@ impl Registry {
 
     /// The agent's scope chain, innermost first.
     pub fn scope_chain(&self, agent: &str) -> Vec<Scope> {
-        let mut chain = vec![Scope::Agent(agent.into())];
-        chain.extend(
-            self.presets_of(agent)
-                .iter()
-                .map(|p| Scope::Preset(p.as_str().into())),
-        );
-        chain.push(Scope::Global);
-        chain
-    }
-
-    /// The runtime view of one tool for an agent.
-    pub fn resolve(&self, agent: &str, tool: &str) -> Option<Resolved> {
-        let chain = self.scope_chain(agent);
         let tables = self
             .tables
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        chain
+        chain_of(&tables, agent)
+    }
+
+    /// The runtime view of one tool for an agent.
+    pub fn resolve(&self, agent: &str, tool: &str) -> Option<Resolved> {
+        self.lookup(agent, tool).resolved
+    }
+
+    /// Everything the pipeline needs from the catalogue for one call, read at one instant.
+    pub fn lookup(&self, agent: &str, tool: &str) -> Lookup {
+        let tables = self
+            .tables
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let chain = chain_of(&tables, agent);
+        let resolved = chain
             .iter()
             .find_map(|scope| tables.layers.get(scope)?.get(tool))
-            .map(|r| r.resolved.clone())
+            .map(|r| r.resolved.clone());
+        let presets = tables
+            .memberships
+            .get(agent)
+            .map(|p| p.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default();
+        Lookup {
+            presets,
+            chain,
+            resolved,
+        }
     }
 
     /// The runtime view: every tool an agent can run, with the scope it resolves to.
