@@ -686,12 +686,7 @@ async fn replacing_the_signal_never_drops_the_callers_cancel() {
     let runtime = RuntimeBuilder::new(registry_with(vec![tool]))
         .middleware(Arc::new(SwapSignal))
         .build();
-    let cancel = go();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_after(Duration::from_millis(50));
     let result = runtime.execute(call("slow", json!({})), cancel).await;
     assert_eq!(result.kind(), &ResultKind::Aborted);
     assert_eq!(
@@ -754,12 +749,7 @@ async fn cancelled_after_start_a_success_becomes_aborted_and_is_drained() {
         finished.clone(),
     )]))
     .build();
-    let cancel = go();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_after(Duration::from_millis(30));
     let result = runtime.execute(call("slow", json!({})), cancel).await;
     assert_eq!(result.kind(), &ResultKind::Aborted);
     assert_eq!(
@@ -810,12 +800,7 @@ async fn a_callers_cancel_within_the_budget_is_aborted_not_timeout() {
     let runtime = RuntimeBuilder::new(registry_with(vec![tool]))
         .middleware(Arc::new(TimeoutMiddleware))
         .build();
-    let cancel = go();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_after(Duration::from_millis(30));
     let result = runtime.execute(call("slow", json!({})), cancel).await;
     assert_eq!(
         result.kind(),

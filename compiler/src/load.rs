@@ -116,6 +116,15 @@ impl Compiled {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// The errors alone, without the warnings.
+    pub fn errors(&self) -> Vec<Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect()
+    }
 }
 
 pub fn read_text(path: &Path) -> Result<String, LoadError> {

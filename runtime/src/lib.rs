@@ -8,6 +8,7 @@ pub mod call;
 pub mod events;
 pub mod execute;
 pub mod gate;
+pub mod journal;
 pub mod observe;
 pub mod pipeline;
 pub mod policy;

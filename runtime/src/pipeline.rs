@@ -15,6 +15,7 @@ use crate::call::ToolCall;
 use crate::events::{Event, EventSink};
 use crate::execute::{ExecContext, Execution, Middleware, Next};
 use crate::gate::{Gate, Veto};
+use crate::journal::{Entry, Journal};
 use crate::observe::Observer;
 use crate::policy::{LoadedPolicy, PolicyHandle, PolicyStage, Snapshot, slot};
 use crate::postcheck::{PostCheck, apply};
@@ -74,6 +75,7 @@ pub struct Runtime {
     postchecks: Vec<(Scope, Arc<dyn PostCheck>)>,
     observers: Vec<Arc<dyn Observer>>,
     sink: Option<Arc<dyn EventSink>>,
+    journal: Option<Arc<dyn Journal>>,
     policies: Vec<Arc<ArcSwap<LoadedPolicy>>>,
     grace: Duration,
 }
@@ -95,6 +97,7 @@ impl RuntimeBuilder {
                 postchecks: Vec::new(),
                 observers: Vec::new(),
                 sink: None,
+                journal: None,
                 policies: Vec::new(),
                 grace: Duration::from_secs(2),
             },
@@ -135,6 +138,12 @@ impl RuntimeBuilder {
 
     pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.runtime.sink = Some(sink);
+        self
+    }
+
+    /// Makes every call durable before it runs, and its result after.
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.runtime.journal = Some(journal);
         self
     }
 
@@ -202,6 +211,31 @@ impl Runtime {
             call.with_presets(lookup.presets)
         };
         self.emit_call(&call);
+        if let Some(journal) = &self.journal {
+            let entry = Entry::ToolCall {
+                call_id: call.id().to_string(),
+                tool: call.tool().to_string(),
+                agent: agent_id.clone(),
+                args: call.args().clone(),
+            };
+            if let Err(error) = journal.append(&entry) {
+                // A call that cannot be recorded is not run: history must never miss a call.
+                let message =
+                    format!("the journal could not record the call, so it was not run: {error}");
+                let result = NormalizedResult::failure(
+                    Status::Error,
+                    ResultKind::JournalFailed {
+                        error: error.to_string(),
+                    },
+                    message.clone(),
+                );
+                let decision = DecisionRecord {
+                    reason: Some(message),
+                    ..DecisionRecord::default()
+                };
+                return self.finish(&call, None, result, decision, timings, started);
+            }
+        }
         let Some(resolved) = lookup.resolved else {
             let message = format!("unknown tool `{}`", call.tool());
             let result =
@@ -400,6 +434,16 @@ impl Runtime {
             decision,
             timings,
         );
+        if let Some(journal) = &self.journal {
+            let entry = Entry::ToolResult {
+                call_id: call.id().to_string(),
+                status: final_result.status().as_str().to_string(),
+                content: final_result.content().to_string(),
+                interrupted: false,
+            };
+            // If this fails, reopening the journal gives the call a synthetic result.
+            let _ = journal.append(&entry);
+        }
         for observer in &self.observers {
             observer.observe(&final_result);
         }

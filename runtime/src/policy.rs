@@ -73,12 +73,8 @@ impl LoadedPolicy {
                 program,
             }),
             _ => Err(PolicyError::Compile {
+                errors: compiled.errors(),
                 name: compiled.name,
-                errors: compiled
-                    .diagnostics
-                    .into_iter()
-                    .filter(Diagnostic::is_error)
-                    .collect(),
             }),
         }
     }

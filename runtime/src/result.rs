@@ -75,6 +75,8 @@ pub enum ResultKind {
     Panicked { message: String },
     /// A post-check failed the result.
     PostcheckFailed { by: String },
+    /// The journal could not make the call durable, so it was not run.
+    JournalFailed { error: String },
 }
 
 /// The result as post-check, finalize and observe see it.

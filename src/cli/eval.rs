@@ -32,12 +32,7 @@ pub fn run(
     let mut db = Database::default();
     let compiled = db.load(source).map_err(|e| e.to_string())?;
     let Some(program) = compiled.program.clone().filter(|_| !compiled.has_errors()) else {
-        let errors: Vec<_> = compiled
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .cloned()
-            .collect();
+        let errors = compiled.errors();
         eprintln!("{}", human(&errors, &compiled.sources));
         return Err(format!("policy set `{}` does not compile", compiled.name));
     };

@@ -18,12 +18,7 @@ pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
     let (mut passed, mut failed) = (0usize, 0usize);
     for source in &sets {
         let compiled = db.load(source).map_err(|e| e.to_string())?;
-        let errors: Vec<_> = compiled
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .cloned()
-            .collect();
+        let errors = compiled.errors();
         let Some(program) = compiled.program.as_ref().filter(|_| errors.is_empty()) else {
             println!("{}", human(&errors, &compiled.sources));
             println!(

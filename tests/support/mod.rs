@@ -58,6 +58,17 @@ pub fn with_context(call: &ToolCall, context: Value) -> ToolCall {
     )
 }
 
+/// A caller's signal that fires after `delay`.
+pub fn cancelled_after(delay: Duration) -> tokio_util::sync::CancellationToken {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        trigger.cancel();
+    });
+    cancel
+}
+
 /// A counter shared between a test and what it instruments.
 #[derive(Clone, Default)]
 pub struct Counter(Arc<AtomicUsize>);

@@ -1,11 +1,11 @@
 //! Explaining a decision: the value of each sub-condition of a rule, for `sluice eval --explain`.
 
 use crate::ast::Span;
-use crate::call::{Call, ToolResult};
+use crate::call::Call;
 use crate::check::Ty;
 use crate::ir::{NodeId, Op, Program, RuleIr};
 
-use super::{Evaluation, Facts, Roots};
+use super::{Evaluation, Facts};
 
 /// One sub-condition and its value (or why it has none).
 #[derive(Clone, Debug, PartialEq)]
@@ -17,14 +17,8 @@ pub struct Step {
 
 /// The rule's condition, top-down: each boolean sub-expression with its value for the call.
 pub fn explain(program: &Program, rule: &RuleIr, call: &Call) -> Vec<Step> {
-    let agent = super::agent_json(&call.agent);
-    let result = call.result.as_ref().map(ToolResult::to_json);
-    let roots = Roots {
-        args: &call.args,
-        agent: &agent,
-        context: &call.context,
-        result: result.as_ref(),
-    };
+    let json = super::CallJson::of(call);
+    let roots = json.roots(call);
     let facts = Facts::fill(program, &call.tool, &roots);
     let mut steps = Vec::new();
     if let Some(cond) = rule.condition {

@@ -56,6 +56,30 @@ impl<'a> From<&'a Call> for CallRef<'a> {
     }
 }
 
+/// A whole call's JSON roots: the agent and the result rendered as the rules read them.
+pub struct CallJson {
+    agent: Json,
+    result: Option<Json>,
+}
+
+impl CallJson {
+    pub fn of(call: &Call) -> Self {
+        CallJson {
+            agent: agent_json(&call.agent),
+            result: call.result.as_ref().map(ToolResult::to_json),
+        }
+    }
+
+    pub fn roots<'a>(&'a self, call: &'a Call) -> Roots<'a> {
+        Roots {
+            args: &call.args,
+            agent: &self.agent,
+            context: &call.context,
+            result: self.result.as_ref(),
+        }
+    }
+}
+
 /// The agent as the rules read it.
 pub fn agent_json(agent: &Agent) -> Json {
     serde_json::json!({ "id": agent.id, "labels": agent.labels, "presets": agent.presets })

@@ -7,7 +7,7 @@ use crate::ast::{Literal, RuleKind, Span};
 use crate::call::{Call, Status, ToolResult};
 use crate::check::{CheckedRule, CheckedSet};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::interp::{Evaluation, Facts, Roots};
+use crate::interp::{CallJson, Evaluation, Facts};
 use crate::ir::{Program, RuleIr};
 
 pub fn check_examples(set: &CheckedSet, program: &Program) -> Vec<Diagnostic> {
@@ -145,14 +145,8 @@ fn check_rule(
 
 /// Whether the rule's condition holds for the call.
 fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String> {
-    let agent = crate::interp::agent_json(&call.agent);
-    let result = call.result.as_ref().map(ToolResult::to_json);
-    let roots = Roots {
-        args: &call.args,
-        agent: &agent,
-        context: &call.context,
-        result: result.as_ref(),
-    };
+    let json = CallJson::of(call);
+    let roots = json.roots(call);
     let facts = Facts::fill(program, &call.tool, &roots);
     Evaluation::new(program, rule, &facts)
         .condition_holds()
