@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sluice::compiler::call::Status;
 use sluice_runtime::RuntimeBuilder;
+use sluice_runtime::batch::{BatchOptions, Interrupts};
 use sluice_runtime::journal::{Entry, Journal, JsonlJournal};
 use sluice_runtime::registry::ToolDefinition;
 use sluice_runtime::render::RenderIntent;
@@ -175,9 +176,17 @@ fn journal_child() {
         .build()
         .unwrap()
         .block_on(async {
-            for i in 0..10_000 {
+            for batch in 0..1_000 {
+                let calls = (0..10)
+                    .map(|i| call("work", json!({ "batch": batch, "i": i })))
+                    .collect();
                 runtime
-                    .execute(call("work", json!({ "i": i })), CancellationToken::new())
+                    .execute_batch(
+                        calls,
+                        json!({}),
+                        BatchOptions::default(),
+                        Interrupts::default(),
+                    )
                     .await;
             }
         });
@@ -212,8 +221,8 @@ fn a_killed_process_loses_nothing_and_every_call_gets_a_result() {
         "nothing written before the kill was lost"
     );
     assert!(
-        repair.interrupted.len() <= 1,
-        "at most the call in flight was open: {repair:?}"
+        repair.interrupted.len() <= 10,
+        "at most the batch in flight was open: {repair:?}"
     );
     for (call_id, (calls, results)) in results_per_call(&after) {
         assert_eq!(

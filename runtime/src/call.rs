@@ -65,6 +65,14 @@ impl ToolCall {
         &self.context
     }
 
+    /// The same call in a context that earlier calls of its batch changed.
+    pub(crate) fn with_context(&self, context: Arc<Value>) -> ToolCall {
+        ToolCall {
+            context,
+            ..self.clone()
+        }
+    }
+
     /// The same call for an agent whose presets the registry resolved.
     pub(crate) fn with_presets(&self, presets: Vec<String>) -> ToolCall {
         let mut agent = (*self.agent).clone();

@@ -4,6 +4,7 @@
 //! finalize → observe, with durable events around it. One module per stage, named after it.
 
 pub mod approval;
+pub mod batch;
 pub mod call;
 pub mod events;
 pub mod execute;

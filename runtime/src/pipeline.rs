@@ -201,6 +201,50 @@ impl Runtime {
     /// Runs one call through the whole pipeline. `cancel` is the caller's signal: it is honoured
     /// before the tool starts and while it runs, whatever middleware does.
     pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> FinalResult {
+        self.run(call, cancel, None).await
+    }
+
+    /// A result for a call that never ran (interrupted while queued, or lost to a panic), with
+    /// its events and journal entries like any other.
+    pub(crate) fn synthetic(
+        &self,
+        call: ToolCall,
+        status: Status,
+        kind: ResultKind,
+        message: String,
+    ) -> FinalResult {
+        self.emit_call(&call);
+        if let Some(journal) = &self.journal {
+            let entry = Entry::ToolCall {
+                call_id: call.id().to_string(),
+                tool: call.tool().to_string(),
+                agent: call.agent().id.clone(),
+                args: call.args().clone(),
+            };
+            let _ = journal.append(&entry);
+        }
+        let result = NormalizedResult::failure(status, kind, message.clone());
+        let decision = DecisionRecord {
+            reason: Some(message),
+            ..DecisionRecord::default()
+        };
+        self.finish(
+            &call,
+            None,
+            result,
+            decision,
+            Timings::default(),
+            Instant::now(),
+        )
+    }
+
+    /// [`Runtime::execute`], within a batch whose interrupt explains a cancellation.
+    pub(crate) async fn run(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        interrupt: Option<&crate::batch::InterruptState>,
+    ) -> FinalResult {
         let started = Instant::now();
         let mut timings = Timings::default();
         let agent_id = call.agent().id.clone();
@@ -270,7 +314,7 @@ impl Runtime {
 
         let violations = resolved.violations(call.args());
         let (result, decision) = if violations.is_empty() {
-            self.decide_and_run(&invocation, &resolved, &cancel, &mut timings)
+            self.decide_and_run(&invocation, &resolved, &cancel, interrupt, &mut timings)
                 .await
         } else {
             let message = format!(
@@ -324,6 +368,7 @@ impl Runtime {
         invocation: &Invocation<'_>,
         resolved: &Resolved,
         cancel: &CancellationToken,
+        interrupt: Option<&crate::batch::InterruptState>,
         timings: &mut Timings,
     ) -> (NormalizedResult, DecisionRecord) {
         let call = invocation.call;
@@ -413,8 +458,19 @@ impl Runtime {
                 cancel: cancel.clone(),
             })
             .await;
+        let started_and_failed = matches!(
+            execution,
+            Execution::Failed(_)
+                | Execution::Aborted { .. }
+                | Execution::Timeout { .. }
+                | Execution::Panicked(_)
+        );
+        if let (true, Some(compensate)) = (started_and_failed, &resolved.definition.compensate) {
+            compensate(call.clone()).await;
+        }
         timings.execute_us = watch.lap();
-        (normalize(execution), record)
+        let interrupted = interrupt.and_then(crate::batch::InterruptState::reason);
+        (normalize(execution, interrupted), record)
     }
 
     fn finish(
@@ -486,8 +542,16 @@ fn denied(stage: DenyingStage, reasons: Vec<String>, rules: Vec<RuleMeta>) -> No
     )
 }
 
-fn normalize(execution: Execution) -> NormalizedResult {
+fn normalize(
+    execution: Execution,
+    interrupted: Option<crate::batch::InterruptReason>,
+) -> NormalizedResult {
     match execution {
+        Execution::Aborted { .. } | Execution::AbortedBeforeStart if interrupted.is_some() => {
+            let reason = interrupted.unwrap_or(crate::batch::InterruptReason::UserInterrupted);
+            let message = format!("interrupted: {reason}");
+            NormalizedResult::failure(Status::Aborted, ResultKind::Interrupted { reason }, message)
+        }
         Execution::Completed(reply) => NormalizedResult::completed(reply),
         Execution::Failed(error) => {
             NormalizedResult::failure(Status::Error, ResultKind::ToolFailed, error.message)

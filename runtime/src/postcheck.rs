@@ -94,6 +94,7 @@ mod tests {
             content: "out".into(),
             value: Value::Null,
             context: vec!["tool note".into()],
+            context_change: None,
         })
     }
 

@@ -13,6 +13,9 @@ pub struct ToolReply {
     pub value: Value,
     /// Context the tool appends for the model (dropped if a post-check fails the result).
     pub context: Vec<String>,
+    /// A change to the agent's context (cwd, files read, environment…): a JSON object whose keys
+    /// replace the context's. In a batch, changes apply in call order.
+    pub context_change: Option<Value>,
 }
 
 impl ToolReply {
@@ -77,6 +80,10 @@ pub enum ResultKind {
     PostcheckFailed { by: String },
     /// The journal could not make the call durable, so it was not run.
     JournalFailed { error: String },
+    /// A batch was interrupted before or while this call ran.
+    Interrupted {
+        reason: crate::batch::InterruptReason,
+    },
 }
 
 /// The result as post-check, finalize and observe see it.
@@ -88,6 +95,7 @@ pub struct NormalizedResult {
     pub value: Value,
     pub error: Option<String>,
     pub context: Vec<String>,
+    pub context_change: Option<Value>,
 }
 
 impl NormalizedResult {
@@ -99,6 +107,7 @@ impl NormalizedResult {
             value: reply.value,
             error: None,
             context: reply.context,
+            context_change: reply.context_change,
         }
     }
 
@@ -111,6 +120,7 @@ impl NormalizedResult {
             value: Value::Null,
             error: Some(message),
             context: Vec::new(),
+            context_change: None,
         }
     }
 
@@ -177,6 +187,10 @@ impl FinalResult {
 
     pub fn context(&self) -> &[String] {
         &self.result.context
+    }
+
+    pub fn context_change(&self) -> Option<&Value> {
+        self.result.context_change.as_ref()
     }
 
     pub fn decision(&self) -> &crate::pipeline::DecisionRecord {

@@ -105,6 +105,7 @@ pub fn echo(name: &str) -> ToolDefinition {
                 content: call.args().to_string(),
                 value: call.args().clone(),
                 context: vec!["echoed".into()],
+                context_change: None,
             })
         })
     })
@@ -183,7 +184,7 @@ pub fn shell() -> ToolDefinition {
             };
             let text = String::from_utf8_lossy(&output.stdout).into_owned();
             if output.status.success() {
-                Ok(ToolReply { content: text, value: json!({ "exit": 0 }), context: Vec::new() })
+                Ok(ToolReply { content: text, value: json!({ "exit": 0 }), ..ToolReply::default() })
             } else {
                 Err(ToolError::new(format!("exit {:?}: {}", output.status.code(), String::from_utf8_lossy(&output.stderr))))
             }

@@ -41,6 +41,9 @@ pub type ExecuteFn = Arc<
 /// normalized result, failures included, and may only replace the content.
 pub type FinalizeFn = Arc<dyn Fn(&ToolCall, &NormalizedResult) -> Option<String> + Send + Sync>;
 
+/// Undoes what a call that failed (or was aborted) after it started may have left behind.
+pub type CompensateFn = Arc<dyn Fn(ToolCall) -> BoxFuture<'static, ()> + Send + Sync>;
+
 pub type ConcurrencySafeFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 #[derive(Clone)]
@@ -57,6 +60,8 @@ pub struct ToolDefinition {
     pub idempotent: bool,
     pub execute: ExecuteFn,
     pub finalize: Option<FinalizeFn>,
+    /// Runs exactly once when the call fails or is aborted after it started.
+    pub compensate: Option<CompensateFn>,
 }
 
 impl std::fmt::Debug for ToolDefinition {
@@ -88,6 +93,7 @@ impl ToolDefinition {
                 idempotent: false,
                 execute: Arc::new(execute),
                 finalize: None,
+                compensate: None,
             },
         }
     }
@@ -141,6 +147,14 @@ impl ToolDefinitionBuilder {
         finalize: impl Fn(&ToolCall, &NormalizedResult) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.definition.finalize = Some(Arc::new(finalize));
+        self
+    }
+
+    pub fn compensate(
+        mut self,
+        compensate: impl Fn(ToolCall) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) -> Self {
+        self.definition.compensate = Some(Arc::new(compensate));
         self
     }
 

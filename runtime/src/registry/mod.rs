@@ -10,8 +10,10 @@ mod scope;
 mod table;
 
 pub use definition::{
-    ExecuteFn, FinalizeFn, InterruptBehavior, OutputContract, ToolContext, ToolDefinition,
-    ToolDefinitionBuilder,
+    CompensateFn, ExecuteFn, FinalizeFn, InterruptBehavior, OutputContract, ToolContext,
+    ToolDefinition, ToolDefinitionBuilder,
 };
 pub use scope::Scope;
-pub use table::{CODE_MODE_TOOL, ModelTool, Registry, RegistryError, ReleaseHandle, Resolved};
+pub use table::{
+    CODE_MODE_TOOL, Lookup, ModelTool, Registry, RegistryError, ReleaseHandle, Resolved,
+};
