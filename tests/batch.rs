@@ -461,3 +461,68 @@ async fn compensation_runs_when_a_started_call_is_aborted_but_not_before_start()
         "a call that never started has nothing to compensate"
     );
 }
+
+#[tokio::test]
+async fn a_policy_can_mark_calls_concurrency_safe() {
+    let flight = Flight::default();
+    let registry = Arc::new(Registry::new());
+    std::mem::forget(
+        registry
+            .register(
+                Scope::Global,
+                worker("bash", false, InterruptBehavior::Cancel, flight.clone()),
+            )
+            .unwrap(),
+    );
+    let policy = sluice_runtime::policy::LoadedPolicy::load(&[std::path::PathBuf::from(
+        "policies/coding-agent",
+    )])
+    .unwrap();
+    let (builder, _) = RuntimeBuilder::new(registry).policy(Scope::Global, policy);
+    let runtime = builder.build();
+    let context = json!({ "workspace": "/w", "home": "/h" });
+    let reads: Vec<ToolCall> = (0..3)
+        .map(|i| {
+            job(
+                "bash",
+                &i.to_string(),
+                json!({ "command": "git status", "sleep_ms": 30 }),
+            )
+        })
+        .collect();
+    runtime
+        .execute_batch(
+            reads,
+            context.clone(),
+            BatchOptions::default(),
+            Interrupts::default(),
+        )
+        .await;
+    assert_eq!(
+        flight.max.swap(0, Ordering::SeqCst),
+        3,
+        "`git status` is marked safe by the policy"
+    );
+    let writes: Vec<ToolCall> = (0..3)
+        .map(|i| {
+            job(
+                "bash",
+                &i.to_string(),
+                json!({ "command": "touch x", "sleep_ms": 5 }),
+            )
+        })
+        .collect();
+    runtime
+        .execute_batch(
+            writes,
+            context,
+            BatchOptions::default(),
+            Interrupts::default(),
+        )
+        .await;
+    assert_eq!(
+        flight.max.load(Ordering::SeqCst),
+        1,
+        "other commands run one at a time"
+    );
+}

@@ -128,6 +128,8 @@ pub struct Outcome {
     pub precheck: Decision,
     pub matched: Vec<Match>,
     pub gates: Vec<Veto>,
+    /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours.
+    pub concurrent: bool,
     pub errors: Vec<EvalFailure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub postcheck: Option<PostcheckOutcome>,

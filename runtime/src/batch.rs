@@ -184,12 +184,6 @@ impl Runtime {
         }
     }
 
-    fn is_concurrency_safe(&self, call: &ToolCall) -> bool {
-        self.registry()
-            .resolve(&call.agent().id, call.tool())
-            .is_some_and(|r| (r.definition.concurrency_safe)(call.args()))
-    }
-
     fn interrupt_behavior(&self, call: &ToolCall) -> InterruptBehavior {
         self.registry()
             .resolve(&call.agent().id, call.tool())

@@ -77,6 +77,7 @@ pub struct Runtime {
     sink: Option<Arc<dyn EventSink>>,
     journal: Option<Arc<dyn Journal>>,
     policies: Vec<Arc<ArcSwap<LoadedPolicy>>>,
+    policy_stages: Vec<Arc<PolicyStage>>,
     grace: Duration,
 }
 
@@ -99,6 +100,7 @@ impl RuntimeBuilder {
                 sink: None,
                 journal: None,
                 policies: Vec::new(),
+                policy_stages: Vec::new(),
                 grace: Duration::from_secs(2),
             },
         }
@@ -162,6 +164,7 @@ impl RuntimeBuilder {
         self.runtime.policies.push(slot);
         self.runtime.links.push(stage.clone());
         self.runtime.gates.push((scope.clone(), stage.clone()));
+        self.runtime.policy_stages.push(stage.clone());
         self.runtime.postchecks.push((scope, stage));
         (self, handle)
     }
@@ -182,6 +185,28 @@ impl Runtime {
             // durability uses a sink that fails loudly on its own terms.
             let _ = sink.record(&event);
         }
+    }
+
+    /// Whether the call may run alongside its neighbours in a batch: its tool says so for these
+    /// arguments, or a loaded policy's `concurrency` rule does.
+    pub(crate) fn is_concurrency_safe(&self, call: &ToolCall) -> bool {
+        let lookup = self.registry.lookup(&call.agent().id, call.tool());
+        let Some(resolved) = &lookup.resolved else {
+            return false;
+        };
+        if (resolved.definition.concurrency_safe)(call.args()) {
+            return true;
+        }
+        let call = if lookup.presets.is_empty() {
+            call.clone()
+        } else {
+            call.with_presets(lookup.presets.clone())
+        };
+        self.policy_stages.iter().any(|stage| {
+            self.policies
+                .get(stage.index)
+                .is_some_and(|slot| stage.concurrent(slot, &call, &lookup.chain))
+        })
     }
 
     fn emit_call(&self, call: &ToolCall) {

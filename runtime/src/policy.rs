@@ -146,6 +146,29 @@ impl PolicyStage {
     }
 }
 
+impl PolicyStage {
+    /// Whether this set's `concurrency` rules mark the call safe, for the policy in force now.
+    pub(crate) fn concurrent(
+        &self,
+        slot: &ArcSwap<LoadedPolicy>,
+        call: &crate::call::ToolCall,
+        scopes: &[Scope],
+    ) -> bool {
+        if !scopes.contains(&self.scope) {
+            return false;
+        }
+        let policy = slot.load();
+        let call = CallRef {
+            tool: call.tool(),
+            args: call.args(),
+            agent: call.agent(),
+            context: call.context(),
+            agent_json: None,
+        };
+        Interpreter::new(&policy.program).concurrency_safe(call)
+    }
+}
+
 fn call_ref<'a>(invocation: &'a Invocation<'a>) -> CallRef<'a> {
     let call = invocation.call;
     CallRef {

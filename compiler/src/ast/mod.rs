@@ -95,6 +95,8 @@ pub enum RuleKind {
     Precheck,
     Gate,
     Postcheck,
+    /// Marks calls safe to run concurrently with their neighbours in a batch.
+    Concurrency,
 }
 
 impl RuleKind {
@@ -103,6 +105,7 @@ impl RuleKind {
             RuleKind::Precheck => "precheck",
             RuleKind::Gate => "gate",
             RuleKind::Postcheck => "postcheck",
+            RuleKind::Concurrency => "concurrency",
         }
     }
 }
@@ -152,6 +155,7 @@ pub enum EffectKind {
     },
     Attach(Expr),
     Veto(Expr),
+    Safe,
 }
 
 impl EffectKind {
@@ -167,6 +171,7 @@ impl EffectKind {
             EffectKind::Fail { .. } => "fail",
             EffectKind::Attach(_) => "attach context",
             EffectKind::Veto(_) => "a veto reason",
+            EffectKind::Safe => "safe",
         }
     }
 }

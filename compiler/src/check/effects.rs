@@ -17,6 +17,9 @@ pub fn contract(kind: RuleKind) -> &'static str {
         RuleKind::Postcheck => {
             "a postcheck may `accept`, `replace content <text>` or `replace value <json>` (not both), `attach context <text>`, or `fail \"message\" [with context <text>]` alone"
         }
+        RuleKind::Concurrency => {
+            "a concurrency rule has one effect, `safe`: the calls it matches may run concurrently with their neighbours"
+        }
     }
 }
 
@@ -35,6 +38,7 @@ fn allowed(kind: RuleKind, effect: &EffectKind) -> bool {
                 | EffectKind::Fail { .. }
                 | EffectKind::Attach(_)
         ),
+        RuleKind::Concurrency => matches!(effect, EffectKind::Safe),
     }
 }
 
@@ -86,6 +90,7 @@ pub(crate) fn check_effects(
         let one = match &effect.kind {
             EffectKind::Allow => Some(CheckedEffect::Allow),
             EffectKind::Accept => Some(CheckedEffect::Accept),
+            EffectKind::Safe => Some(CheckedEffect::Safe),
             EffectKind::Deny(e) => text(checker, e).map(CheckedEffect::Deny),
             EffectKind::Ask(e) => text(checker, e).map(CheckedEffect::Ask),
             EffectKind::Veto(e) => text(checker, e).map(CheckedEffect::Veto),
@@ -144,7 +149,7 @@ fn clashes(kind: RuleKind, earlier: &EffectKind, later: &EffectKind) -> bool {
     use EffectKind::*;
     match kind {
         // One decision or one veto per rule.
-        RuleKind::Precheck | RuleKind::Gate => true,
+        RuleKind::Precheck | RuleKind::Gate | RuleKind::Concurrency => true,
         // Context may be attached alongside one replacement; anything else contradicts.
         RuleKind::Postcheck => !matches!(
             (earlier, later),

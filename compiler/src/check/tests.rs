@@ -23,6 +23,8 @@ pub struct ResultFixture {
 pub enum Expect {
     /// `allow`, `deny`, `ask` or `delegate`: the set's verdict, gates included.
     Verdict(String),
+    /// `concurrent` or `sequential`: whether a `concurrency` rule marks the call safe.
+    Concurrent(bool),
     Gate(String),
     NoGate,
     Rule(String),
@@ -46,7 +48,14 @@ pub struct CheckedTest {
     pub expects: Vec<(Expect, Span)>,
 }
 
-pub const VERDICTS: &[&str] = &["allow", "deny", "ask", "delegate"];
+pub const VERDICTS: &[&str] = &[
+    "allow",
+    "deny",
+    "ask",
+    "delegate",
+    "concurrent",
+    "sequential",
+];
 
 pub(crate) fn check_test(
     file: &str,
@@ -208,11 +217,15 @@ pub(crate) fn check_test(
                     Expectation::Verdict(word) => {
                         if !VERDICTS.contains(&word.name.as_str()) {
                             let suggestion = did_you_mean(&word.name, VERDICTS.iter().copied());
-                            invalid(diagnostics, word.span, format!("unknown expectation `{}`", word.name), help_with_suggestion(suggestion, "expect `allow`, `deny`, `ask`, `delegate`, `gate NAME`, `no gate`, `rule NAME`, `reason \"...\"`, `content \"...\"`, `value ...`, `fail \"...\"` or `attach context \"...\"`".into()));
+                            invalid(diagnostics, word.span, format!("unknown expectation `{}`", word.name), help_with_suggestion(suggestion, "expect `allow`, `deny`, `ask`, `delegate`, `concurrent`, `sequential`, `gate NAME`, `no gate`, `rule NAME`, `reason \"...\"`, `content \"...\"`, `value ...`, `fail \"...\"` or `attach context \"...\"`".into()));
                             ok = false;
                             continue;
                         }
-                        Expect::Verdict(word.name.clone())
+                        match word.name.as_str() {
+                            "concurrent" => Expect::Concurrent(true),
+                            "sequential" => Expect::Concurrent(false),
+                            _ => Expect::Verdict(word.name.clone()),
+                        }
                     }
                     Expectation::Gate(name) | Expectation::Rule(name) => {
                         if !rules.contains_key(&name.name) {

@@ -201,6 +201,7 @@ pub enum CheckedEffect {
         context: Option<TExpr>,
     },
     Attach(TExpr),
+    Safe,
 }
 
 /// A rule that passed checking.

@@ -85,6 +85,7 @@ fn effect(effect: &Effect) -> String {
     match &effect.kind {
         EffectKind::Allow => "allow".into(),
         EffectKind::Accept => "accept".into(),
+        EffectKind::Safe => "safe".into(),
         EffectKind::Deny(e) => format!("deny {}", expr(e, 0)),
         EffectKind::Ask(e) => format!("ask {}", expr(e, 0)),
         EffectKind::ReplaceContent(e) => format!("replace content {}", expr(e, 0)),

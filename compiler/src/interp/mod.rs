@@ -129,6 +129,7 @@ impl<'p> Interpreter<'p> {
             precheck: precheck.decision,
             matched: precheck.matched,
             gates,
+            concurrent: self.concurrency_safe(view),
             errors,
             postcheck,
         }
@@ -136,6 +137,25 @@ impl<'p> Interpreter<'p> {
 
     pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
         self.precheck_with(call.into(), &mut Vec::new())
+    }
+
+    /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours. A rule
+    /// whose evaluation fails does not: failing closed here means running alone.
+    pub fn concurrency_safe<'a>(&self, call: impl Into<CallRef<'a>>) -> bool {
+        let call = call.into();
+        let mut rules = self.applicable(RuleKind::Concurrency, call.tool).peekable();
+        if rules.peek().is_none() {
+            return false;
+        }
+        let agent = call.agent_value();
+        let roots = self.roots(call, &agent, None);
+        let facts = Facts::fill(self.program, call.tool, &roots);
+        let mut rules = rules;
+        rules.any(|rule| {
+            Evaluation::new(self.program, rule, &facts)
+                .condition_holds()
+                .unwrap_or(false)
+        })
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {

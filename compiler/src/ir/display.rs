@@ -83,6 +83,7 @@ fn effect_text(effect: &EffectIr) -> String {
     match effect {
         EffectIr::Allow => "allow".into(),
         EffectIr::Accept => "accept".into(),
+        EffectIr::Safe => "safe".into(),
         EffectIr::Deny(n) => format!("deny n{}", n.0),
         EffectIr::Ask(n) => format!("ask n{}", n.0),
         EffectIr::Veto(n) => format!("veto n{}", n.0),

@@ -107,6 +107,7 @@ pub enum EffectIr {
         context: Option<NodeId>,
     },
     Attach(NodeId),
+    Safe,
 }
 
 /// Where a rule came from: enough for provenance in decisions and logs.
@@ -166,9 +167,9 @@ pub struct Program {
 #[derive(Clone, Debug, Default)]
 pub struct Dispatch {
     /// Rules that name the tool exactly, in set order.
-    by_tool: FxHashMap<Arc<str>, [Vec<u32>; 3]>,
+    by_tool: FxHashMap<Arc<str>, [Vec<u32>; 4]>,
     /// Rules with a glob or `*`, in set order; their globs are matched per call.
-    open: [Vec<u32>; 3],
+    open: [Vec<u32>; 4],
 }
 
 fn kind_index(kind: RuleKind) -> usize {
@@ -176,6 +177,7 @@ fn kind_index(kind: RuleKind) -> usize {
         RuleKind::Precheck => 0,
         RuleKind::Gate => 1,
         RuleKind::Postcheck => 2,
+        RuleKind::Concurrency => 3,
     }
 }
 

@@ -93,6 +93,7 @@ impl Lowerer {
         match effect {
             CheckedEffect::Allow => EffectIr::Allow,
             CheckedEffect::Accept => EffectIr::Accept,
+            CheckedEffect::Safe => EffectIr::Safe,
             CheckedEffect::Deny(e) => EffectIr::Deny(self.expr(e)),
             CheckedEffect::Ask(e) => EffectIr::Ask(self.expr(e)),
             CheckedEffect::Veto(e) => EffectIr::Veto(self.expr(e)),

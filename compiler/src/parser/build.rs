@@ -74,6 +74,7 @@ fn is_keyword(kind_of: Rule) -> bool {
             | Rule::kw_when
             | Rule::kw_allow
             | Rule::kw_accept
+            | Rule::kw_safe
             | Rule::kw_deny
             | Rule::kw_ask
             | Rule::kw_replace
@@ -213,6 +214,7 @@ impl Builder<'_> {
         let kind = match self.next(&mut it, span)?.as_str() {
             "precheck" => RuleKind::Precheck,
             "gate" => RuleKind::Gate,
+            "concurrency" => RuleKind::Concurrency,
             _ => RuleKind::Postcheck,
         };
         let name = self.ident(self.next(&mut it, span)?);
@@ -268,6 +270,7 @@ impl Builder<'_> {
         let kind = match kind_of {
             Rule::allow_effect => EffectKind::Allow,
             Rule::accept_effect => EffectKind::Accept,
+            Rule::safe_effect => EffectKind::Safe,
             Rule::deny_effect => EffectKind::Deny(take()?),
             Rule::ask_effect => EffectKind::Ask(take()?),
             Rule::replace_content => EffectKind::ReplaceContent(take()?),

@@ -95,7 +95,9 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         Rule::header | Rule::kw_policy => "`policy`",
         Rule::tool_decl | Rule::kw_tool => "`tool`",
         Rule::context_decl | Rule::kw_context => "`context`",
-        Rule::rule_decl | Rule::rule_kind => "a rule (`precheck`, `gate` or `postcheck`)",
+        Rule::rule_decl | Rule::rule_kind => {
+            "a rule (`precheck`, `gate`, `postcheck` or `concurrency`)"
+        }
         Rule::test_block | Rule::kw_test => "`test`",
         Rule::schema_ref | Rule::kw_from => "`from`",
         Rule::record_type => "`{`",
@@ -114,6 +116,7 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         | Rule::replace_value
         | Rule::fail_effect
         | Rule::attach_effect
+        | Rule::safe_effect
         | Rule::veto_effect => "an effect",
         Rule::examples | Rule::kw_examples => "`examples`",
         Rule::agent_stmt
@@ -165,7 +168,9 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         Rule::null => "`null`",
         Rule::ident | Rule::field_name => "a name",
         Rule::tool_name => "a tool name",
-        Rule::kw_allow | Rule::kw_deny | Rule::kw_ask | Rule::kw_accept => "an effect",
+        Rule::kw_allow | Rule::kw_deny | Rule::kw_ask | Rule::kw_accept | Rule::kw_safe => {
+            "an effect"
+        }
         Rule::kw_replace | Rule::kw_fail | Rule::kw_attach => "an effect",
         Rule::kw_content => "`content`",
         Rule::kw_value => "`value`",

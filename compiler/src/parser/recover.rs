@@ -12,6 +12,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "precheck",
     "gate",
     "postcheck",
+    "concurrency",
     "test",
 ];
 

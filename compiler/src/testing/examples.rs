@@ -39,6 +39,7 @@ fn effect_word(rule: &CheckedRule) -> &'static str {
         Some(Deny(_)) => "deny",
         Some(Ask(_)) => "ask",
         Some(Veto(_)) => "veto",
+        Some(Safe) => "safe",
         _ => "match",
     }
 }

@@ -87,6 +87,14 @@ fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
                 deciding()
             )
         }),
+        Expect::Concurrent(expected) => (outcome.concurrent != *expected).then(|| {
+            let word = |c: bool| if c { "concurrent" } else { "sequential" };
+            format!(
+                "expected the call to be {}, it is {}",
+                word(*expected),
+                word(outcome.concurrent)
+            )
+        }),
         Expect::Gate(name) => (!outcome.gates.iter().any(|g| &*g.rule.name == name)).then(|| {
             let vetoes: Vec<String> = outcome
                 .gates
