@@ -154,14 +154,29 @@ impl Runtime {
             };
             let (group, after) = rest.split_at(size.max(1));
             rest = after;
-            let group_results: Vec<FinalResult> = futures::stream::iter(
-                group
-                    .iter()
-                    .map(|call| self.run_in_batch(call.with_context(context.clone()), &state)),
-            )
-            .buffered(options.concurrency.max(1))
-            .collect()
-            .await;
+            let group: Vec<ToolCall> = group
+                .iter()
+                .map(|call| call.with_context(context.clone()))
+                .collect();
+            // The group's calls are made durable together before any runs, and their results
+            // together after: one fsync each way, where a call alone would cost two.
+            let group_results: Vec<FinalResult> = match self.journal_calls(&group) {
+                Err(error) => group
+                    .into_iter()
+                    .map(|call| self.unrecorded(call, &error))
+                    .collect(),
+                Ok(()) => {
+                    futures::stream::iter(
+                        group
+                            .into_iter()
+                            .map(|call| self.run_in_batch(call, &state)),
+                    )
+                    .buffered(options.concurrency.max(1))
+                    .collect()
+                    .await
+                }
+            };
+            self.journal_results(&group_results);
             for result in &group_results {
                 if let Some(change) = result.context_change() {
                     context = Arc::new(merged(&context, change));

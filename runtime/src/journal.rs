@@ -43,6 +43,12 @@ impl Entry {
 pub trait Journal: Send + Sync {
     /// Records an entry; returns once it is durable.
     fn append(&self, entry: &Entry) -> io::Result<()>;
+
+    /// Records entries in order; returns once all are durable. Journals that can make several
+    /// entries durable at once (one fsync for a group) override this.
+    fn append_all(&self, entries: &[Entry]) -> io::Result<()> {
+        entries.iter().try_for_each(|entry| self.append(entry))
+    }
 }
 
 /// What opening a journal repaired.
@@ -130,14 +136,24 @@ fn parse(bytes: &[u8]) -> Vec<Entry> {
 
 impl Journal for JsonlJournal {
     fn append(&self, entry: &Entry) -> io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
-        line.push(b'\n');
+        self.append_all(std::slice::from_ref(entry))
+    }
+
+    fn append_all(&self, entries: &[Entry]) -> io::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for entry in entries {
+            serde_json::to_writer(&mut lines, entry).map_err(io::Error::other)?;
+            lines.push(b'\n');
+        }
         let mut file = self
             .file
             .lock()
             .map_err(|_| io::Error::other("journal poisoned"))?;
-        // One write per entry, then fsync: the durability point.
-        file.write_all(&line)?;
+        // One write for the group, then one fsync: the durability point.
+        file.write_all(&lines)?;
         file.sync_data()
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use sluice_compiler::call::Status;
 use sluice_compiler::ir::RuleMeta;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::approval::{ApprovalRecord, ApprovalService, denial_reason};
 use crate::call::ToolCall;
@@ -226,7 +227,59 @@ impl Runtime {
     /// Runs one call through the whole pipeline. `cancel` is the caller's signal: it is honoured
     /// before the tool starts and while it runs, whatever middleware does.
     pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> FinalResult {
-        self.run(call, cancel, None).await
+        if let Err(error) = self.journal_calls(std::slice::from_ref(&call)) {
+            return self.unrecorded(call, &error);
+        }
+        let result = self.run(call, cancel, None).await;
+        self.journal_results(std::slice::from_ref(&result));
+        result
+    }
+
+    /// Makes the calls durable before any of them runs: one write and one fsync for them all.
+    pub(crate) fn journal_calls(&self, calls: &[ToolCall]) -> Result<(), String> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        let entries: Vec<Entry> = calls
+            .iter()
+            .map(|call| Entry::ToolCall {
+                call_id: call.id().to_string(),
+                tool: call.tool().to_string(),
+                agent: call.agent().id.clone(),
+                args: call.args().clone(),
+            })
+            .collect();
+        journal.append_all(&entries).map_err(|e| e.to_string())
+    }
+
+    /// Makes the results durable before they are handed back. If this fails, reopening the
+    /// journal gives the calls synthetic results, so the history stays whole.
+    pub(crate) fn journal_results(&self, results: &[FinalResult]) {
+        let Some(journal) = &self.journal else { return };
+        let entries: Vec<Entry> = results
+            .iter()
+            .map(|r| Entry::ToolResult {
+                call_id: r.call_id().to_string(),
+                status: r.status().as_str().to_string(),
+                content: r.content().to_string(),
+                interrupted: false,
+            })
+            .collect();
+        let _ = journal.append_all(&entries);
+    }
+
+    /// The result of a call the journal could not record: it is not run, since history must
+    /// never miss a call that ran.
+    pub(crate) fn unrecorded(&self, call: ToolCall, error: &str) -> FinalResult {
+        let message = format!("the journal could not record the call, so it was not run: {error}");
+        self.synthetic(
+            call,
+            Status::Error,
+            ResultKind::JournalFailed {
+                error: error.to_string(),
+            },
+            message,
+        )
     }
 
     /// A result for a call that never ran (interrupted while queued, or lost to a panic), with
@@ -239,15 +292,6 @@ impl Runtime {
         message: String,
     ) -> FinalResult {
         self.emit_call(&call);
-        if let Some(journal) = &self.journal {
-            let entry = Entry::ToolCall {
-                call_id: call.id().to_string(),
-                tool: call.tool().to_string(),
-                agent: call.agent().id.clone(),
-                args: call.args().clone(),
-            };
-            let _ = journal.append(&entry);
-        }
         let result = NormalizedResult::failure(status, kind, message.clone());
         let decision = DecisionRecord {
             reason: Some(message),
@@ -263,8 +307,30 @@ impl Runtime {
         )
     }
 
-    /// [`Runtime::execute`], within a batch whose interrupt explains a cancellation.
+    /// [`Runtime::execute`], within a batch whose interrupt explains a cancellation. Each call
+    /// runs in a `tool_call` span (with its decision, deciding rule and status recorded when
+    /// known) holding one span per stage.
     pub(crate) async fn run(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        interrupt: Option<&crate::batch::InterruptState>,
+    ) -> FinalResult {
+        let span = tracing::info_span!(
+            "tool_call",
+            call_id = %call.id(),
+            tool = call.tool(),
+            agent = call.agent().id.as_str(),
+            allowed = tracing::field::Empty,
+            rule = tracing::field::Empty,
+            status = tracing::field::Empty,
+        );
+        self.run_in_span(call, cancel, interrupt)
+            .instrument(span)
+            .await
+    }
+
+    async fn run_in_span(
         &self,
         call: ToolCall,
         cancel: CancellationToken,
@@ -280,31 +346,6 @@ impl Runtime {
             call.with_presets(lookup.presets)
         };
         self.emit_call(&call);
-        if let Some(journal) = &self.journal {
-            let entry = Entry::ToolCall {
-                call_id: call.id().to_string(),
-                tool: call.tool().to_string(),
-                agent: agent_id.clone(),
-                args: call.args().clone(),
-            };
-            if let Err(error) = journal.append(&entry) {
-                // A call that cannot be recorded is not run: history must never miss a call.
-                let message =
-                    format!("the journal could not record the call, so it was not run: {error}");
-                let result = NormalizedResult::failure(
-                    Status::Error,
-                    ResultKind::JournalFailed {
-                        error: error.to_string(),
-                    },
-                    message.clone(),
-                );
-                let decision = DecisionRecord {
-                    reason: Some(message),
-                    ..DecisionRecord::default()
-                };
-                return self.finish(&call, None, result, decision, timings, started);
-            }
-        }
         let Some(resolved) = lookup.resolved else {
             let message = format!("unknown tool `{}`", call.tool());
             let result =
@@ -363,6 +404,7 @@ impl Runtime {
 
         let mut watch = Stopwatch(Instant::now());
         let mut result = result;
+        let postcheck = tracing::info_span!("postcheck").entered();
         for (scope, participant) in &self.postchecks {
             if !scopes.contains(scope) {
                 continue;
@@ -378,6 +420,7 @@ impl Runtime {
                 break;
             }
         }
+        drop(postcheck);
         timings.postcheck_us = watch.lap();
         if let Some(finalize) = &resolved.definition.finalize
             && let Some(content) = finalize(&call, &result)
@@ -398,7 +441,9 @@ impl Runtime {
     ) -> (NormalizedResult, DecisionRecord) {
         let call = invocation.call;
         let mut watch = Stopwatch(Instant::now());
-        let verdict = run_chain(&self.links, invocation).await;
+        let verdict = run_chain(&self.links, invocation)
+            .instrument(tracing::info_span!("precheck"))
+            .await;
         timings.precheck_us = watch.lap();
         let mut record = DecisionRecord {
             precheck: Some(verdict.clone()),
@@ -421,7 +466,12 @@ impl Runtime {
             }
             LinkDecision::Ask { reason, rule } => {
                 let answer = match &self.approval {
-                    Some(service) => Some(service.request(call, &reason).await),
+                    Some(service) => Some(
+                        service
+                            .request(call, &reason)
+                            .instrument(tracing::info_span!("approval"))
+                            .await,
+                    ),
                     None => None,
                 };
                 timings.approval_us = watch.lap();
@@ -449,11 +499,14 @@ impl Runtime {
             LinkDecision::Delegate => {}
         }
         let mut vetoes = Vec::new();
-        for (scope, gate) in &self.gates {
-            if invocation.scopes.contains(scope) {
-                vetoes.extend(gate.check(invocation).await);
+        let gates = async {
+            for (scope, gate) in &self.gates {
+                if invocation.scopes.contains(scope) {
+                    vetoes.extend(gate.check(invocation).await);
+                }
             }
-        }
+        };
+        gates.instrument(tracing::info_span!("gates")).await;
         timings.gates_us = watch.lap();
         if !vetoes.is_empty() {
             let reasons: Vec<String> = vetoes.iter().map(|v| v.reason.clone()).collect();
@@ -482,6 +535,7 @@ impl Runtime {
             .run(ExecContext {
                 cancel: cancel.clone(),
             })
+            .instrument(tracing::info_span!("execute"))
             .await;
         let started_and_failed = matches!(
             execution,
@@ -515,15 +569,11 @@ impl Runtime {
             decision,
             timings,
         );
-        if let Some(journal) = &self.journal {
-            let entry = Entry::ToolResult {
-                call_id: call.id().to_string(),
-                status: final_result.status().as_str().to_string(),
-                content: final_result.content().to_string(),
-                interrupted: false,
-            };
-            // If this fails, reopening the journal gives the call a synthetic result.
-            let _ = journal.append(&entry);
+        let span = tracing::Span::current();
+        span.record("allowed", final_result.decision().allowed);
+        span.record("status", final_result.status().as_str());
+        if let Some(rule) = &final_result.decision().rule {
+            span.record("rule", &*rule.name);
         }
         for observer in &self.observers {
             observer.observe(&final_result);
