@@ -436,14 +436,19 @@ async fn a_grant_covers_one_call_never_the_next_identical_one() {
     assert_eq!(approver.asked.get(), 2);
 }
 
-#[tokio::test]
-async fn a_denied_approval_denies_with_its_reason() {
+/// A call that needs approval, answered with `answer`.
+async fn asked(answer: ApprovalAnswer) -> FinalResult {
     let (ask, _) = FixedLink::new("ask", LinkDecision::ask("needs a human"));
     let runtime = RuntimeBuilder::new(registry_with(vec![noop("t")]))
         .link(ask)
-        .approval(Approver::new(ApprovalAnswer::Denied("not today".into())))
+        .approval(Approver::new(answer))
         .build();
-    let result = runtime.execute(call("t", json!({})), go()).await;
+    runtime.execute(call("t", json!({})), go()).await
+}
+
+#[tokio::test]
+async fn a_denied_approval_denies_with_its_reason() {
+    let result = asked(ApprovalAnswer::Denied("not today".into())).await;
     assert_eq!(result.status(), Status::Denied);
     assert!(
         result
@@ -457,12 +462,8 @@ async fn a_denied_approval_denies_with_its_reason() {
 
 #[tokio::test]
 async fn a_cancelled_approval_denies() {
-    let (ask, _) = FixedLink::new("ask", LinkDecision::ask("needs a human"));
-    let runtime = RuntimeBuilder::new(registry_with(vec![noop("t")]))
-        .link(ask)
-        .approval(Approver::new(ApprovalAnswer::Cancelled))
-        .build();
-    let result = runtime.execute(call("t", json!({})), go()).await;
+    let result = asked(ApprovalAnswer::Cancelled).await;
+    assert_eq!(result.status(), Status::Denied);
     assert!(
         result
             .decision()
@@ -475,12 +476,7 @@ async fn a_cancelled_approval_denies() {
 
 #[tokio::test]
 async fn a_timed_out_approval_denies() {
-    let (ask, _) = FixedLink::new("ask", LinkDecision::ask("needs a human"));
-    let runtime = RuntimeBuilder::new(registry_with(vec![noop("t")]))
-        .link(ask)
-        .approval(Approver::new(ApprovalAnswer::TimedOut))
-        .build();
-    let result = runtime.execute(call("t", json!({})), go()).await;
+    let result = asked(ApprovalAnswer::TimedOut).await;
     assert_eq!(result.status(), Status::Denied);
     assert!(
         result

@@ -479,15 +479,10 @@ impl<'a> ExprChecker<'a> {
         let base = self.expr(base)?;
         let base = self.required(base)?;
         let index = self.expr(index)?;
-        let index = self.required(index)?;
+        let mut index = self.required(index)?;
         let ty = match &base.ty {
             Ty::List(element) => {
-                let index = self.expect(
-                    index.clone(),
-                    &Ty::Int,
-                    "lists are indexed by integers from 0",
-                )?;
-                let _ = index;
+                index = self.expect(index, &Ty::Int, "lists are indexed by integers from 0")?;
                 element.as_ref().clone().optional()
             }
             Ty::Json => Ty::Json,
