@@ -301,3 +301,53 @@ fn shipped_policies_are_formatted() {
     let out = sluice(&["fmt", "--check", "policies", "tests/fixtures"], None);
     assert!(out.status.success(), "{}", stdout(&out));
 }
+
+/// Reads a child's stdout lines until one contains `needle`, or fails after a while.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, needle: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return,
+            Ok(_) => {}
+            Err(_) => panic!("no line containing {needle:?} within 30 s"),
+        }
+    }
+}
+
+#[test]
+fn check_watch_rechecks_when_a_file_changes() {
+    let dir = temp_dir("watch");
+    let policy = dir.join("p.sluice");
+    let good = "tool bash { command: string }\n\ngate g on bash\n  when args.command == \"x\"\n  => \"no\"\n";
+    std::fs::write(&policy, good).expect("write");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["check", "--watch", dir.to_str().expect("path")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sluice runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    wait_for(&lines, "0 errors, 0 warnings in 1 policy set");
+    wait_for(&lines, "watching for changes");
+    std::fs::write(&policy, good.replace("args.command", "args.comand")).expect("write");
+    wait_for(&lines, "changed:");
+    wait_for(&lines, "sluice::E0007");
+    wait_for(&lines, "1 error, 0 warnings");
+    std::fs::write(&policy, good).expect("write");
+    wait_for(&lines, "0 errors, 0 warnings");
+    child.kill().expect("kill");
+    let _ = child.wait();
+}

@@ -141,11 +141,7 @@ impl Database {
     pub fn load(&mut self, source: &SetSource) -> Result<Compiled, LoadError> {
         let mut files = Vec::new();
         for path in &source.files {
-            let text = read_text(path)?;
-            if text.trim().is_empty() {
-                return Err(LoadError::Empty(path.display().to_string()));
-            }
-            files.push((path.display().to_string(), text));
+            files.push((path.display().to_string(), read_policy(path)?));
         }
         Ok(self.compile_texts(&source.name, files))
     }
@@ -157,8 +153,17 @@ impl Database {
             .map(|(path, text)| SourceFile::new(self, path, text))
             .collect();
         let set = PolicySet::new(self, inputs.clone(), BTreeMap::new());
+        let schemas = self.read_schemas(&inputs);
+        if !schemas.is_empty() {
+            set.set_schemas(self).to(schemas);
+        }
+        self.compiled(name, set)
+    }
+
+    /// The schema files the given files name, read from disk (or why they could not be).
+    fn read_schemas(&self, files: &[SourceFile]) -> BTreeMap<String, Result<String, String>> {
         let mut schemas = BTreeMap::new();
-        for file in &inputs {
+        for file in files {
             let path = file.path(self).clone();
             for item in &db::parse(self, *file).ast.items {
                 if let crate::ast::Item::Tool(tool) = item
@@ -170,10 +175,7 @@ impl Database {
                 }
             }
         }
-        if !schemas.is_empty() {
-            set.set_schemas(self).to(schemas);
-        }
-        self.compiled(name, set)
+        schemas
     }
 
     /// The compilation of a set already in the database.
@@ -188,4 +190,92 @@ impl Database {
             sources: db::source_map(self, set),
         }
     }
+}
+
+/// Policy sets kept in one database across edits, so that a change recomputes only what depends
+/// on it (watch mode; the language server).
+pub struct Workspace {
+    paths: Vec<PathBuf>,
+    sets: Vec<OpenSet>,
+}
+
+struct OpenSet {
+    source: SetSource,
+    set: PolicySet,
+    files: Vec<SourceFile>,
+}
+
+impl Workspace {
+    pub fn open(db: &mut Database, paths: &[PathBuf]) -> Result<Workspace, LoadError> {
+        let mut workspace = Workspace {
+            paths: paths.to_vec(),
+            sets: Vec::new(),
+        };
+        workspace.reload(db)?;
+        Ok(workspace)
+    }
+
+    fn reload(&mut self, db: &mut Database) -> Result<(), LoadError> {
+        let mut sets = Vec::new();
+        for source in discover(&self.paths)? {
+            let mut files = Vec::new();
+            for path in &source.files {
+                files.push(SourceFile::new(
+                    db,
+                    path.display().to_string(),
+                    read_policy(path)?,
+                ));
+            }
+            let set = PolicySet::new(db, files.clone(), BTreeMap::new());
+            let schemas = db.read_schemas(&files);
+            set.set_schemas(db).to(schemas);
+            sets.push(OpenSet { source, set, files });
+        }
+        self.sets = sets;
+        Ok(())
+    }
+
+    /// Reads every file again and updates the inputs whose text changed; returns what changed.
+    pub fn refresh(&mut self, db: &mut Database) -> Result<Vec<String>, LoadError> {
+        let sources = discover(&self.paths)?;
+        if sources.len() != self.sets.len()
+            || sources.iter().zip(&self.sets).any(|(a, b)| *a != b.source)
+        {
+            self.reload(db)?;
+            return Ok(vec!["files were added or removed".to_string()]);
+        }
+        let mut changed = Vec::new();
+        for open in &self.sets {
+            for file in &open.files {
+                let path = file.path(db).clone();
+                let text = read_policy(Path::new(&path))?;
+                if &text != file.text(db) {
+                    file.set_text(db).to(text);
+                    changed.push(path);
+                }
+            }
+            let schemas = db.read_schemas(&open.files);
+            if &schemas != open.set.schemas(db) {
+                open.set.set_schemas(db).to(schemas);
+                changed.push(format!("the schemas of {}", open.source.name));
+            }
+        }
+        Ok(changed)
+    }
+
+    pub fn compiled(&self, db: &Database) -> Vec<Compiled> {
+        self.sets
+            .iter()
+            .map(|open| db.compiled(&open.source.name, open.set))
+            .collect()
+    }
+}
+
+/// A policy file's text; an empty file is refused.
+fn read_policy(path: &Path) -> Result<String, LoadError> {
+    let text = read_text(path)?;
+    if text.trim().is_empty() {
+        return Err(LoadError::Empty(path.display().to_string()));
+    }
+    Ok(text)
 }

@@ -4,18 +4,34 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sluice_compiler::db::Database;
-use sluice_compiler::load::discover;
+use sluice_compiler::load::{Compiled, Workspace};
 
 use super::report::{human, json, plural};
-use super::{CliError, Format, exit};
+use super::{CliError, Format, exit, watch};
 
-pub fn run(paths: &[PathBuf], deny_warnings: bool, format: Format) -> Result<ExitCode, CliError> {
-    let sets = discover(paths).map_err(|e| e.to_string())?;
+pub fn run(
+    paths: &[PathBuf],
+    deny_warnings: bool,
+    format: Format,
+    watching: bool,
+) -> Result<ExitCode, CliError> {
+    if watching {
+        return watch::watch(paths, |sets| report(sets, deny_warnings, format));
+    }
     let mut db = Database::default();
+    let workspace = Workspace::open(&mut db, paths).map_err(|e| e.to_string())?;
+    Ok(exit(report(
+        &workspace.compiled(&db),
+        deny_warnings,
+        format,
+    )))
+}
+
+/// Prints the diagnostics of every set; whether the check passed.
+fn report(sets: &[Compiled], deny_warnings: bool, format: Format) -> bool {
     let (mut errors, mut warnings) = (0, 0);
     let mut all_json = Vec::new();
-    for source in &sets {
-        let compiled = db.load(source).map_err(|e| e.to_string())?;
+    for compiled in sets {
         errors += compiled.diagnostics.iter().filter(|d| d.is_error()).count();
         warnings += compiled
             .diagnostics
@@ -40,5 +56,5 @@ pub fn run(paths: &[PathBuf], deny_warnings: bool, format: Format) -> Result<Exi
         ),
         Format::Json => println!("{}", serde_json::Value::Array(all_json)),
     }
-    Ok(exit(errors == 0 && (!deny_warnings || warnings == 0)))
+    errors == 0 && (!deny_warnings || warnings == 0)
 }

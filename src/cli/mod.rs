@@ -5,6 +5,7 @@ mod eval;
 mod fmt;
 mod report;
 mod test;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,11 +35,17 @@ enum Command {
         deny_warnings: bool,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Check again whenever a policy file changes
+        #[arg(long)]
+        watch: bool,
     },
     /// Run the policies' examples and test blocks
     Test {
         #[arg(default_value = ".")]
         paths: Vec<PathBuf>,
+        /// Test again whenever a policy file changes
+        #[arg(long)]
+        watch: bool,
     },
     /// Evaluate calls (JSON) against one policy set and print the outcome as JSON
     Eval {
@@ -80,8 +87,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             paths,
             deny_warnings,
             format,
-        } => check::run(&paths, deny_warnings, format),
-        Command::Test { paths } => test::run(&paths),
+            watch,
+        } => check::run(&paths, deny_warnings, format, watch),
+        Command::Test { paths, watch } => test::run(&paths, watch),
         Command::Eval {
             policy,
             call,

@@ -6,18 +6,25 @@ use std::process::ExitCode;
 use sluice_compiler::db::Database;
 use sluice_compiler::diagnostics::SourceMap;
 use sluice_compiler::interp::Interpreter;
-use sluice_compiler::load::discover;
+use sluice_compiler::load::{Compiled, Workspace};
 use sluice_compiler::testing::{TestReport, count_examples, run_tests};
 
 use super::report::{human, plural};
-use super::{CliError, exit};
+use super::{CliError, exit, watch};
 
-pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
-    let sets = discover(paths).map_err(|e| e.to_string())?;
+pub fn run(paths: &[PathBuf], watching: bool) -> Result<ExitCode, CliError> {
+    if watching {
+        return watch::watch(paths, report);
+    }
     let mut db = Database::default();
+    let workspace = Workspace::open(&mut db, paths).map_err(|e| e.to_string())?;
+    Ok(exit(report(&workspace.compiled(&db))))
+}
+
+/// Runs every set's tests and prints one line each and the closing count; whether all passed.
+fn report(sets: &[Compiled]) -> bool {
     let (mut passed, mut failed) = (0usize, 0usize);
-    for source in &sets {
-        let compiled = db.load(source).map_err(|e| e.to_string())?;
+    for compiled in sets {
         let errors = compiled.errors();
         let Some(program) = compiled.program.as_ref().filter(|_| errors.is_empty()) else {
             println!("{}", human(&errors, &compiled.sources));
@@ -49,7 +56,7 @@ pub fn run(paths: &[PathBuf]) -> Result<ExitCode, CliError> {
         }
     }
     println!("{passed} passed, {failed} failed");
-    Ok(exit(failed == 0))
+    failed == 0
 }
 
 fn print_report(report: &TestReport, sources: &SourceMap) {
