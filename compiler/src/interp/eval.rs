@@ -288,23 +288,9 @@ where
                         None => self.fail(node, "integer overflow in `+`".into()),
                     },
                     (Value::Str(x), Value::Str(y)) => Ok(Value::Str(Cow::Owned(format!("{x}{y}")))),
-                    (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-                        let x = if let Value::Int(i) = l {
-                            i as f64
-                        } else if let Value::Float(f) = l {
-                            f
-                        } else {
-                            0.0
-                        };
-                        let y = if let Value::Int(i) = r {
-                            i as f64
-                        } else if let Value::Float(f) = r {
-                            f
-                        } else {
-                            0.0
-                        };
-                        Ok(Value::Float(x + y))
-                    }
+                    (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Ok(
+                        Value::Float(l.number().unwrap_or(0.0) + r.number().unwrap_or(0.0)),
+                    ),
                     _ => self.fail(
                         node,
                         format!("cannot add {} and {}", l.type_name(), r.type_name()),

@@ -53,7 +53,8 @@ impl<'a> Value<'a> {
         matches!(self, Value::Missing | Value::Null)
     }
 
-    fn number(&self) -> Option<f64> {
+    /// The value as a float, if it is a number.
+    pub fn number(&self) -> Option<f64> {
         match self {
             Value::Int(i) => Some(*i as f64),
             Value::Float(f) => Some(*f),
