@@ -7,6 +7,6 @@ pub use sluice_compiler as compiler;
 pub use sluice_compiler::call::{Agent, Call, Status, ToolResult};
 pub use sluice_compiler::db::Database;
 pub use sluice_compiler::decision::{Decision, Outcome};
-pub use sluice_compiler::interp::Interpreter;
+pub use sluice_compiler::interp::Evaluator;
 pub use sluice_compiler::load::{Compiled, SetSource, discover};
 pub use sluice_runtime as runtime;

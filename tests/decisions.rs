@@ -11,9 +11,10 @@
 use std::path::PathBuf;
 
 use sluice::compiler::decision::Outcome;
+use sluice::compiler::jit::{self, JitOptions};
 use sluice::compiler::load::discover;
 use sluice::compiler::testing::test_call;
-use sluice::{Database, Interpreter};
+use sluice::{Database, Evaluator};
 
 fn table(policy: &str) -> String {
     let sets = discover(&[PathBuf::from("policies").join(policy)]).expect("policy exists");
@@ -27,10 +28,30 @@ fn table(policy: &str) -> String {
             compiled.diagnostics
         );
         let program = compiled.program.as_ref().expect("program");
-        let interpreter = Interpreter::new(program);
+        let interpreter = Evaluator::interpreted(program);
+        let native = jit::compile(
+            program,
+            JitOptions {
+                verify: true,
+                keep_clif: false,
+            },
+        )
+        .expect("the shipped policies compile to native code");
+        assert!(
+            native.stats().untranslated.is_empty(),
+            "{:?}",
+            native.stats()
+        );
+        let compiled_code = Evaluator::new(program, Some(&native));
         for test in &compiled.checked.tests {
             let call = test_call(test);
             let outcome = interpreter.evaluate(&call);
+            assert_eq!(
+                compiled_code.evaluate(&call),
+                outcome,
+                "the JIT disagrees with the interpreter on test `{}`",
+                test.name
+            );
             lines.push(format!(
                 "{}\n  call    {} {}\n{}",
                 test.name,
@@ -154,8 +175,8 @@ fn rule_order_never_changes_a_decision() {
             for test in &forward.checked.tests {
                 let call = test_call(test);
                 let (x, y) = (
-                    Interpreter::new(&a).evaluate(&call),
-                    Interpreter::new(&b).evaluate(&call),
+                    Evaluator::interpreted(&a).evaluate(&call),
+                    Evaluator::interpreted(&b).evaluate(&call),
                 );
                 assert_eq!(
                     x.decision, y.decision,

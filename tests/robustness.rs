@@ -10,7 +10,7 @@
 
 use proptest::prelude::*;
 use sluice::compiler::call::Call;
-use sluice::{Database, Interpreter};
+use sluice::{Database, Evaluator};
 
 const SHIPPED: &[&str] = &[
     include_str!("../policies/coding-agent/coding-agent.sluice"),
@@ -25,7 +25,7 @@ fn compile(text: &str) {
     let mut db = Database::default();
     let compiled = db.compile_texts("fuzz", vec![("fuzz.sluice".into(), text.to_string())]);
     if let Some(program) = &compiled.program {
-        let interpreter = Interpreter::new(program);
+        let interpreter = Evaluator::interpreted(program);
         let _ = sluice::compiler::testing::run_tests(&compiled.checked, &|call| {
             interpreter.evaluate(call)
         });
@@ -188,7 +188,7 @@ proptest! {
         call.context = if context.is_object() { context } else { serde_json::json!({ "workspace": context }) };
         call.agent.labels = labels;
         call.result = Some(sluice::ToolResult::ok(content));
-        let outcome = Interpreter::new(&program).evaluate(&call);
+        let outcome = Evaluator::interpreted(&program).evaluate(&call);
         // Whatever the input, an evaluation error must fail closed.
         if !outcome.errors.is_empty() {
             prop_assert!(outcome.decision == sluice::Decision::Deny || outcome.postcheck.as_ref().is_some_and(|p| p.failure.is_some()));
@@ -242,7 +242,7 @@ fn huge_arguments_are_handled() {
     let huge = "rm -rf ./x ".repeat(100_000);
     let mut call = Call::new("bash", serde_json::json!({ "command": huge }));
     call.context = serde_json::json!({ "workspace": "/w", "home": "/h" });
-    let outcome = Interpreter::new(&program).evaluate(&call);
+    let outcome = Evaluator::interpreted(&program).evaluate(&call);
     assert_eq!(outcome.decision, sluice::Decision::Delegate);
 }
 

@@ -9,7 +9,7 @@
 )] // test code may panic
 
 use sluice::compiler::check::Builtin;
-use sluice::{Call, Database, Interpreter, ToolResult};
+use sluice::{Call, Database, Evaluator, ToolResult};
 
 fn page(name: &str) -> String {
     std::fs::read_to_string(format!("lang-spec/{name}")).expect("spec page")
@@ -34,7 +34,8 @@ fn every_outcome_field_is_documented() {
     let program = compiled.program.expect("compiles");
     let mut call = Call::new("t", serde_json::json!({ "x": "y" }));
     call.result = Some(ToolResult::ok("a"));
-    let outcome = serde_json::to_value(Interpreter::new(&program).evaluate(&call)).expect("json");
+    let outcome =
+        serde_json::to_value(Evaluator::interpreted(&program).evaluate(&call)).expect("json");
     let doc = page("eval-json.md");
     let mut fields: Vec<String> = outcome
         .as_object()

@@ -9,6 +9,7 @@ pub mod diagnostics;
 pub mod format;
 pub mod interp;
 pub mod ir;
+pub mod jit;
 pub mod lint;
 pub mod load;
 pub mod lower;

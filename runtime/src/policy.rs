@@ -12,7 +12,7 @@ use sluice_compiler::call::ToolResult;
 use sluice_compiler::db::Database;
 use sluice_compiler::decision::{AppliedEffect, Decision};
 use sluice_compiler::diagnostics::Diagnostic;
-use sluice_compiler::interp::{CallRef, Interpreter};
+use sluice_compiler::interp::{CallRef, Evaluator};
 use sluice_compiler::ir::Program;
 use sluice_compiler::load::discover;
 
@@ -165,7 +165,7 @@ impl PolicyStage {
             context: call.context(),
             agent_json: None,
         };
-        Interpreter::new(&policy.program).concurrency_safe(call)
+        Evaluator::interpreted(&policy.program).concurrency_safe(call)
     }
 }
 
@@ -189,7 +189,7 @@ impl PrecheckLink for PolicyStage {
         let decision = match self.program(invocation) {
             None => LinkDecision::Delegate,
             Some(program) => {
-                let outcome = Interpreter::new(program).precheck(call_ref(invocation));
+                let outcome = Evaluator::interpreted(program).precheck(call_ref(invocation));
                 match outcome.decision {
                     Decision::Delegate => LinkDecision::Delegate,
                     Decision::Allow => LinkDecision::Allow {
@@ -219,7 +219,7 @@ impl Gate for PolicyStage {
     fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, Vec<Veto>> {
         let vetoes = match self.program(invocation) {
             None => Vec::new(),
-            Some(program) => Interpreter::new(program)
+            Some(program) => Evaluator::interpreted(program)
                 .gates(call_ref(invocation))
                 .into_iter()
                 .map(|v| Veto {
@@ -248,7 +248,7 @@ impl PostCheck for PolicyStage {
             value: result.value.clone(),
             error: result.error.clone(),
         };
-        let outcome = Interpreter::new(program).postcheck(call_ref(invocation), &seen);
+        let outcome = Evaluator::interpreted(program).postcheck(call_ref(invocation), &seen);
         outcome
             .steps
             .into_iter()

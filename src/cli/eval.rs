@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use sluice_compiler::call::Call;
 use sluice_compiler::db::Database;
-use sluice_compiler::interp::{Interpreter, explain};
+use sluice_compiler::interp::{Evaluator, explain};
 use sluice_compiler::ir::Program;
 use sluice_compiler::load::{Compiled, discover};
 
@@ -56,7 +56,7 @@ pub fn run(
         return Err("the call is empty: give a JSON object with `tool` and `args`".into());
     }
     let call = parse_call(&compiled, &text)?;
-    let outcome = Interpreter::new(&program).evaluate(&call);
+    let outcome = Evaluator::interpreted(&program).evaluate(&call);
     if explain {
         print_explanation(&compiled, &program, &call, &outcome);
     } else {
@@ -83,7 +83,7 @@ fn stream(
     program: &Program,
     input: &mut dyn BufRead,
 ) -> Result<ExitCode, CliError> {
-    let interpreter = Interpreter::new(program);
+    let interpreter = Evaluator::interpreted(program);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut all_ok = true;

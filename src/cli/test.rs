@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use sluice_compiler::db::Database;
 use sluice_compiler::diagnostics::SourceMap;
-use sluice_compiler::interp::Interpreter;
+use sluice_compiler::interp::Evaluator;
 use sluice_compiler::load::{Compiled, Workspace};
 use sluice_compiler::testing::{TestReport, count_examples, run_tests};
 
@@ -45,7 +45,7 @@ fn report(sets: &[Compiled]) -> bool {
             );
             passed += examples;
         }
-        let interpreter = Interpreter::new(program);
+        let interpreter = Evaluator::interpreted(program);
         for report in run_tests(&compiled.checked, &|call| interpreter.evaluate(call)) {
             print_report(&report, &compiled.sources);
             if report.passed() {

@@ -1,14 +1,13 @@
 //! Evaluating one rule's node arena over a call's facts.
 
 use std::borrow::Cow;
-use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use super::path;
+use super::ops::{self, Fault};
 use super::value::Value;
 use crate::ast::{Quantifier, Span};
-use crate::check::{Builtin, Const, Ty};
+use crate::check::Const;
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
@@ -131,45 +130,68 @@ where
         }
     }
 
+    /// Turns an operation's fault into an error that names the operand at fault.
+    fn fault<T>(&self, node: &Node, operands: &[NodeId], fault: Fault) -> Result<T, EvalError> {
+        let culprit = |n: usize| operands.get(n).copied();
+        let (message, span) = match fault {
+            Fault::Missing(n) => match culprit(n) {
+                Some(id) => (
+                    format!("{} is missing", self.describe(id)),
+                    self.node(id)?.span,
+                ),
+                None => ("a value is missing".into(), node.span),
+            },
+            Fault::Type {
+                operand,
+                expected,
+                found,
+            } => match culprit(operand) {
+                Some(id) => (
+                    format!(
+                        "expected {expected} for {}, found {found}",
+                        self.describe(id)
+                    ),
+                    self.node(id)?.span,
+                ),
+                None => (format!("expected {expected}, found {found}"), node.span),
+            },
+            Fault::Failed(message) => (message, node.span),
+        };
+        Err(EvalError { message, span })
+    }
+
+    fn check<T>(
+        &self,
+        node: &Node,
+        operands: &[NodeId],
+        result: Result<T, Fault>,
+    ) -> Result<T, EvalError> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(fault) => self.fault(node, operands, fault),
+        }
+    }
+
+    fn as_bool(&self, id: NodeId, value: Value<'_>) -> Result<bool, EvalError> {
+        let node = self.node(id)?;
+        self.check(node, &[id], ops::truth(&value))
+    }
+
     fn present(&self, id: NodeId, value: &Value<'_>) -> Result<(), EvalError> {
         if matches!(value, Value::Missing) {
             let node = self.node(id)?;
-            return self.fail(node, format!("{} is missing", self.describe(id)));
+            return self.fault(node, &[id], Fault::Missing(0));
         }
         Ok(())
     }
 
-    fn type_error<T>(&self, id: NodeId, expected: &str, found: &Value<'_>) -> Result<T, EvalError> {
-        let node = self.node(id)?;
-        if matches!(found, Value::Missing) {
-            return self.fail(node, format!("{} is missing", self.describe(id)));
-        }
-        self.fail(
-            node,
-            format!(
-                "expected {expected} for {}, found {}",
-                self.describe(id),
-                found.type_name()
-            ),
-        )
-    }
-
-    fn as_bool(&self, id: NodeId, value: Value<'_>) -> Result<bool, EvalError> {
-        match value {
-            Value::Bool(b) => Ok(b),
-            other => self.type_error(id, "bool", &other),
-        }
-    }
-
-    fn string(&mut self, id: NodeId) -> Result<Cow<'a, str>, EvalError> {
-        match self.eval(id)? {
-            Value::Str(s) => Ok(s),
-            other => self.type_error(id, "string", &other),
-        }
+    fn values(&mut self, ids: &[NodeId]) -> Result<Vec<Value<'a>>, EvalError> {
+        ids.iter().map(|id| self.eval(*id)).collect()
     }
 
     pub fn eval(&mut self, id: NodeId) -> Eval<'a> {
         let node = self.node(id)?;
+        let program = self.program;
         match &node.op {
             Op::Const(c) => Ok(match c {
                 Const::Null => Value::Null,
@@ -178,52 +200,31 @@ where
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(Cow::Borrowed(&**s)),
             }),
-            Op::Fact(slot) => self.fact(node, slot.0 as usize),
+            Op::Fact(slot) => {
+                let index = slot.0 as usize;
+                let Some(decl) = program.slots.get(index) else {
+                    return self.fail(node, "internal: unknown slot".into());
+                };
+                let json = self.facts.values.get(index).copied().flatten();
+                self.check(node, &[], ops::read_fact(decl, json, self.facts.tool))
+            }
             Op::Var(v) => Ok(self
                 .vars
                 .get(v.0 as usize)
                 .cloned()
                 .unwrap_or(Value::Missing)),
-            Op::Member(base, field) => Ok(match self.eval(*base)? {
-                Value::Json(Json::Object(map)) => {
-                    map.get(&**field).map_or(Value::Missing, Value::from_json)
-                }
-                Value::Missing => Value::Missing,
-                other => return self.type_error(*base, "an object", &other),
-            }),
+            Op::Member(base, field) => {
+                let value = self.eval(*base)?;
+                self.check(node, &[*base], ops::member(&value, field))
+            }
             Op::Index(base, index) => {
-                let base_value = self.eval(*base)?;
-                let index_value = self.eval(*index)?;
-                Ok(match (&base_value, &index_value) {
-                    (Value::Json(Json::Object(map)), Value::Str(key)) => {
-                        map.get(&**key).map_or(Value::Missing, Value::from_json)
-                    }
-                    (_, Value::Int(i)) => match base_value.elements() {
-                        Some(items) => usize::try_from(*i)
-                            .ok()
-                            .and_then(|i| items.get(i).cloned())
-                            .unwrap_or(Value::Missing),
-                        None => return self.type_error(*base, "a list", &base_value),
-                    },
-                    (Value::Missing, _) => Value::Missing,
-                    _ => return self.type_error(*index, "an int index", &index_value),
-                })
+                let (b, i) = (self.eval(*base)?, self.eval(*index)?);
+                self.check(node, &[*base, *index], ops::index(&b, &i))
             }
-            Op::List(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for item in items {
-                    values.push(self.eval(*item)?);
-                }
-                Ok(Value::List(Rc::from(values)))
-            }
+            Op::List(items) => Ok(ops::list(self.values(items)?)),
             Op::Concat(parts) => {
-                let mut out = String::new();
-                for part in parts {
-                    let value = self.eval(*part)?;
-                    self.present(*part, &value)?;
-                    out.push_str(&value.render());
-                }
-                Ok(Value::Str(Cow::Owned(out)))
+                let values = self.values(parts)?;
+                self.check(node, parts, ops::concat(&values))
             }
             Op::Not(inner) => Ok(Value::Bool(!self.truth(*inner)?)),
             Op::And(a, b) => Ok(Value::Bool(self.truth(*a)? && self.truth(*b)?)),
@@ -232,45 +233,23 @@ where
             Op::Ne(a, b) => Ok(Value::Bool(!self.eval(*a)?.equals(&self.eval(*b)?))),
             Op::Lt(a, b) | Op::Le(a, b) | Op::Gt(a, b) | Op::Ge(a, b) => {
                 let (l, r) = (self.eval(*a)?, self.eval(*b)?);
-                let ordering = match l.compare(&r) {
-                    Some(o) => o,
-                    None if matches!(l, Value::Int(_) | Value::Float(_))
-                        && matches!(r, Value::Int(_) | Value::Float(_)) =>
-                    {
-                        return Ok(Value::Bool(false));
-                    }
-                    None => {
-                        return self.fail(
-                            node,
-                            format!("cannot order {} against {}", l.type_name(), r.type_name()),
-                        );
-                    }
-                };
-                use std::cmp::Ordering::*;
-                Ok(Value::Bool(match &node.op {
-                    Op::Lt(..) => ordering == Less,
-                    Op::Le(..) => ordering != Greater,
-                    Op::Gt(..) => ordering == Greater,
-                    _ => ordering != Less,
-                }))
+                let wanted = comparison(&node.op);
+                self.check(node, &[*a, *b], ops::order(wanted, &l, &r).map(Value::Bool))
             }
             Op::In(elem, list) => {
                 let needle = self.eval(*elem)?;
                 self.present(*elem, &needle)?;
                 let haystack = self.eval(*list)?;
-                match haystack.contains(&needle) {
-                    Some(found) => Ok(Value::Bool(found)),
-                    None => self.type_error(*list, "a list", &haystack),
-                }
+                self.check(
+                    node,
+                    &[*elem, *list],
+                    ops::contained(&needle, &haystack).map(Value::Bool),
+                )
             }
             Op::InSet(elem, set) => {
                 let needle = self.eval(*elem)?;
-                self.present(*elem, &needle)?;
-                let set = self.program.sets.get(set.0 as usize);
-                Ok(Value::Bool(match (&needle, set) {
-                    (Value::Str(s), Some(set)) => set.contains(&**s),
-                    _ => false,
-                }))
+                let set = program.sets.get(set.0 as usize);
+                self.check(node, &[*elem], ops::in_set(&needle, set).map(Value::Bool))
             }
             Op::Coalesce(a, b) => {
                 let value = self.eval(*a)?;
@@ -282,44 +261,36 @@ where
             }
             Op::Add(a, b) => {
                 let (l, r) = (self.eval(*a)?, self.eval(*b)?);
-                match (&l, &r) {
-                    (Value::Int(x), Value::Int(y)) => match x.checked_add(*y) {
-                        Some(sum) => Ok(Value::Int(sum)),
-                        None => self.fail(node, "integer overflow in `+`".into()),
-                    },
-                    (Value::Str(x), Value::Str(y)) => Ok(Value::Str(Cow::Owned(format!("{x}{y}")))),
-                    (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Ok(
-                        Value::Float(l.number().unwrap_or(0.0) + r.number().unwrap_or(0.0)),
-                    ),
-                    _ => self.fail(
-                        node,
-                        format!("cannot add {} and {}", l.type_name(), r.type_name()),
-                    ),
-                }
+                self.check(node, &[*a, *b], ops::add(&l, &r))
             }
             Op::Matches(subject, regex) => {
-                let text = self.string(*subject)?;
-                let regex = self.program.regexes.get(regex.0 as usize);
-                Ok(Value::Bool(regex.is_some_and(|r| r.is_match(&text))))
+                let text = self.eval(*subject)?;
+                let regex = program.regexes.get(regex.0 as usize);
+                self.check(
+                    node,
+                    &[*subject],
+                    ops::matches(&text, regex).map(Value::Bool),
+                )
             }
             Op::Glob(subject, glob) => {
-                let text = self.string(*subject)?;
-                let glob = self.program.globs.get(glob.0 as usize);
-                Ok(Value::Bool(glob.is_some_and(|g| g.is_match(&*text))))
+                let text = self.eval(*subject)?;
+                let glob = program.globs.get(glob.0 as usize);
+                self.check(node, &[*subject], ops::glob(&text, glob).map(Value::Bool))
             }
             Op::Redact(text, regex, replacement) => {
-                let text = self.string(*text)?;
-                let replacement = self.string(*replacement)?;
-                let Some(regex) = self.program.regexes.get(regex.0 as usize) else {
-                    return Ok(Value::Str(text));
-                };
-                Ok(Value::Str(Cow::Owned(
-                    regex
-                        .replace_all(&text, regex::NoExpand(&replacement))
-                        .into_owned(),
-                )))
+                let subject = self.eval(*text)?;
+                let with = self.eval(*replacement)?;
+                let regex = program.regexes.get(regex.0 as usize);
+                self.check(
+                    node,
+                    &[*text, *replacement],
+                    ops::redact(&subject, regex, &with),
+                )
             }
-            Op::Builtin(builtin, args) => self.builtin(node, *builtin, args),
+            Op::Builtin(builtin, args) => {
+                let values = self.values(args)?;
+                self.check(node, args, ops::builtin(*builtin, &values))
+            }
             Op::Quantified {
                 quantifier,
                 var,
@@ -327,9 +298,7 @@ where
                 body,
             } => {
                 let list_value = self.eval(*list)?;
-                let Some(items) = list_value.elements() else {
-                    return self.type_error(*list, "a list", &list_value);
-                };
+                let items = self.check(node, &[*list], ops::elements(&list_value))?;
                 let want = *quantifier == Quantifier::Any;
                 for item in items {
                     if let Some(slot) = self.vars.get_mut(var.0 as usize) {
@@ -343,158 +312,15 @@ where
             }
         }
     }
-
-    fn fact(&self, node: &Node, slot: usize) -> Eval<'a> {
-        let Some(decl) = self.program.slots.get(slot) else {
-            return self.fail(node, "internal: unknown slot".into());
-        };
-        if decl.root == crate::check::Root::Tool {
-            return Ok(Value::Str(Cow::Borrowed(self.facts.tool)));
-        }
-        let value = match self.facts.values.get(slot).copied().flatten() {
-            Some(json) => Value::from_json(json),
-            None => Value::Missing,
-        };
-        // Facts are checked against their declared type when read: a call that does not match
-        // its tool's declaration fails closed instead of being misread.
-        let fits = match (decl.ty.required(), &value) {
-            (_, Value::Missing | Value::Null) => {
-                decl.ty.is_optional() || decl.ty == Ty::Json || decl.ty == Ty::Null
-            }
-            (Ty::Json, _) => true,
-            (Ty::Str | Ty::Path, Value::Str(_)) => true,
-            (Ty::Enum(values), Value::Str(s)) => values.iter().any(|v| v == s),
-            (Ty::Int, Value::Int(_)) => true,
-            (Ty::Float, Value::Int(_) | Value::Float(_)) => true,
-            (Ty::Bool, Value::Bool(_)) => true,
-            (Ty::List(_), Value::Json(Json::Array(_))) => true,
-            (Ty::Record(_), Value::Json(Json::Object(_))) => true,
-            _ => false,
-        };
-        if fits {
-            return Ok(value);
-        }
-        let field = decl.describe();
-        match value {
-            Value::Missing | Value::Null => self.fail(node, format!("`{field}` is missing")),
-            other => self.fail(
-                node,
-                format!(
-                    "`{field}` should be `{}`, found {}",
-                    decl.ty,
-                    other.type_name()
-                ),
-            ),
-        }
-    }
-
-    fn builtin(&mut self, node: &Node, builtin: Builtin, args: &[NodeId]) -> Eval<'a> {
-        let arg = |i: usize| {
-            args.get(i).copied().ok_or_else(|| EvalError {
-                message: format!("internal: `{}` lacks an argument", builtin.name()),
-                span: node.span,
-            })
-        };
-        let owned = |s: String| Ok(Value::Str(Cow::Owned(s)));
-        match builtin {
-            Builtin::StartsWith | Builtin::EndsWith | Builtin::Contains => {
-                let text = self.string(arg(0)?)?;
-                let needle = self.string(arg(1)?)?;
-                Ok(Value::Bool(match builtin {
-                    Builtin::StartsWith => text.starts_with(&*needle),
-                    Builtin::EndsWith => text.ends_with(&*needle),
-                    _ => text.contains(&*needle),
-                }))
-            }
-            Builtin::ListContains => {
-                let list = self.eval(arg(0)?)?;
-                let needle = self.eval(arg(1)?)?;
-                match list.contains(&needle) {
-                    Some(found) => Ok(Value::Bool(found)),
-                    None => self.type_error(arg(0)?, "a list", &list),
-                }
-            }
-            Builtin::Lower => owned(self.string(arg(0)?)?.to_lowercase()),
-            Builtin::Upper => owned(self.string(arg(0)?)?.to_uppercase()),
-            Builtin::Trim => owned(self.string(arg(0)?)?.trim().to_string()),
-            Builtin::Len => {
-                let value = self.eval(arg(0)?)?;
-                let len = match &value {
-                    Value::Str(s) => s.chars().count(),
-                    other => match other.elements() {
-                        Some(items) => items.len(),
-                        None => return self.type_error(arg(0)?, "a string or a list", other),
-                    },
-                };
-                Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)))
-            }
-            Builtin::ToString => {
-                let value = self.eval(arg(0)?)?;
-                self.present(arg(0)?, &value)?;
-                owned(value.render().into_owned())
-            }
-            Builtin::Path => {
-                let raw = self.string(arg(0)?)?;
-                let base = match args.get(1) {
-                    Some(b) => Some(self.string(*b)?),
-                    None => None,
-                };
-                owned(path::normalize(&raw, base.as_deref()))
-            }
-            Builtin::Under => {
-                let p = self.string(arg(0)?)?;
-                let dir = self.string(arg(1)?)?;
-                Ok(Value::Bool(path::under(&p, &dir)))
-            }
-            Builtin::PathName => owned(path::file_name(&self.string(arg(0)?)?).to_string()),
-            Builtin::PathExtension => owned(path::extension(&self.string(arg(0)?)?).to_string()),
-            Builtin::PathParent => owned(path::parent(&self.string(arg(0)?)?)),
-            Builtin::UrlScheme
-            | Builtin::UrlHost
-            | Builtin::UrlPort
-            | Builtin::UrlPath
-            | Builtin::UrlQuery
-            | Builtin::UrlUser => {
-                let text = self.string(arg(0)?)?;
-                let url = match url::Url::parse(&text) {
-                    Ok(url) => url,
-                    Err(error) => {
-                        return self.fail(
-                            node,
-                            format!("`{}` is not a valid URL ({error})", truncate(&text)),
-                        );
-                    }
-                };
-                match builtin {
-                    Builtin::UrlScheme => owned(url.scheme().to_string()),
-                    Builtin::UrlHost => owned(
-                        url.host_str()
-                            .unwrap_or("")
-                            .trim_end_matches('.')
-                            .to_ascii_lowercase(),
-                    ),
-                    Builtin::UrlPort => Ok(Value::Int(
-                        url.port_or_known_default().map_or(-1, i64::from),
-                    )),
-                    Builtin::UrlPath => owned(url.path().to_string()),
-                    Builtin::UrlQuery => owned(url.query().unwrap_or("").to_string()),
-                    _ => owned(match url.password() {
-                        Some(password) => format!("{}:{password}", url.username()),
-                        None => url.username().to_string(),
-                    }),
-                }
-            }
-            Builtin::Redact => {
-                self.fail(node, "internal: redact is lowered to its own node".into())
-            }
-        }
-    }
 }
 
-fn truncate(text: &str) -> String {
-    let mut out: String = text.chars().take(80).collect();
-    if out.len() < text.len() {
-        out.push('…');
+/// Which orderings make a comparison node true.
+pub fn comparison(op: &Op) -> fn(std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        Op::Lt(..) => |o| o == Less,
+        Op::Le(..) => |o| o != Greater,
+        Op::Gt(..) => |o| o == Greater,
+        _ => |o| o != Less,
     }
-    out
 }

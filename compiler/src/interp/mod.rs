@@ -1,5 +1,6 @@
-//! The reference interpreter: evaluates the IR for a call. It is the reference semantics; the JIT
-//! must agree with it on every input.
+//! The reference interpreter and the decisions built on it. The tree-walking evaluation of a
+//! condition is the reference semantics; the JIT's native code may answer instead, and must agree
+//! with it on every input. Everything else here is shared by both backends.
 //!
 //! Pre-checks: every matching rule is found and the strictest wins (deny > ask > allow); among
 //! equally strict matches the first in set order decides, so rule order never changes a decision.
@@ -10,6 +11,7 @@
 
 mod eval;
 mod explain;
+pub mod ops;
 pub mod path;
 mod value;
 
@@ -22,15 +24,18 @@ use crate::decision::{
     PostcheckStep, PrecheckOutcome, Veto,
 };
 use crate::ir::{EffectIr, Program, RuleIr};
+use crate::jit::{NativeCode, NativeFrame};
 
 pub use eval::{EvalError, Evaluation, Facts, Roots};
 pub use explain::{Step, explain};
 pub use value::Value;
 
-/// Evaluates calls against one lowered policy set.
+/// Evaluates calls against one lowered policy set, with conditions from native code where the
+/// set was compiled and the interpreter otherwise.
 #[derive(Clone, Copy)]
-pub struct Interpreter<'p> {
+pub struct Evaluator<'p> {
     program: &'p Program,
+    native: Option<&'p NativeCode>,
 }
 
 /// A call by reference: what the rules read, without copying the call.
@@ -94,9 +99,41 @@ impl<'a> CallRef<'a> {
     }
 }
 
-impl<'p> Interpreter<'p> {
-    pub fn new(program: &'p Program) -> Self {
-        Interpreter { program }
+impl<'p> Evaluator<'p> {
+    /// The reference: every condition walks the IR.
+    pub fn interpreted(program: &'p Program) -> Self {
+        Evaluator {
+            program,
+            native: None,
+        }
+    }
+
+    /// Conditions run as `native` code, compiled from `program`.
+    pub fn new(program: &'p Program, native: Option<&'p NativeCode>) -> Self {
+        Evaluator { program, native }
+    }
+
+    /// Whether a rule's condition holds: native code answers when it can; the interpreter
+    /// answers otherwise, and always reports the error when the condition faults.
+    fn holds(
+        &self,
+        rule: &RuleIr,
+        facts: &Facts<'_>,
+        native: Option<&mut NativeFrame<'_>>,
+    ) -> Result<bool, EvalError> {
+        if let Some(frame) = native
+            && let Some(holds) = frame.holds(rule)
+        {
+            return Ok(holds);
+        }
+        Evaluation::new(self.program, rule, facts).condition_holds()
+    }
+
+    fn native_frame<'a>(&self, facts: &Facts<'a>) -> Option<NativeFrame<'a>>
+    where
+        'p: 'a,
+    {
+        self.native?.frame(self.program, facts)
     }
 
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
@@ -150,12 +187,9 @@ impl<'p> Interpreter<'p> {
         let agent = call.agent_value();
         let roots = self.roots(call, &agent, None);
         let facts = Facts::fill(self.program, call.tool, &roots);
+        let mut native = self.native_frame(&facts);
         let mut rules = rules;
-        rules.any(|rule| {
-            Evaluation::new(self.program, rule, &facts)
-                .condition_holds()
-                .unwrap_or(false)
-        })
+        rules.any(|rule| self.holds(rule, &facts, native.as_mut()).unwrap_or(false))
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
@@ -178,9 +212,10 @@ impl<'p> Interpreter<'p> {
         let agent = call.agent_value();
         let roots = self.roots(call, &agent, None);
         let facts = Facts::fill(self.program, call.tool, &roots);
+        let mut native = self.native_frame(&facts);
         let mut matched = Vec::new();
         for rule in rules {
-            match self.fire(rule, &facts) {
+            match self.fire(rule, &facts, native.as_mut()) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push(effect),
                 Err(error) => {
@@ -204,11 +239,16 @@ impl<'p> Interpreter<'p> {
     }
 
     /// Runs one pre-check rule: `None` when its condition is false.
-    fn fire(&self, rule: &RuleIr, facts: &Facts<'_>) -> Result<Option<Match>, EvalError> {
-        let mut evaluation = Evaluation::new(self.program, rule, facts);
-        if !evaluation.condition_holds()? {
+    fn fire(
+        &self,
+        rule: &RuleIr,
+        facts: &Facts<'_>,
+        native: Option<&mut NativeFrame<'_>>,
+    ) -> Result<Option<Match>, EvalError> {
+        if !self.holds(rule, facts, native)? {
             return Ok(None);
         }
+        let mut evaluation = Evaluation::new(self.program, rule, facts);
         let (effect, reason) = match rule.effects.first() {
             Some(EffectIr::Deny(m)) => (Decision::Deny, Some(evaluation.text(*m)?)),
             Some(EffectIr::Ask(m)) => (Decision::Ask, Some(evaluation.text(*m)?)),
@@ -229,11 +269,12 @@ impl<'p> Interpreter<'p> {
         let agent = call.agent_value();
         let roots = self.roots(call, &agent, None);
         let facts = Facts::fill(self.program, call.tool, &roots);
+        let mut native = self.native_frame(&facts);
         let mut vetoes = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
-                if !evaluation.condition_holds()? {
+                if !self.holds(rule, &facts, native.as_mut())? {
                     return Ok(None);
                 }
                 match rule.effects.first() {
@@ -292,9 +333,10 @@ impl<'p> Interpreter<'p> {
             let result_json = current.to_json();
             let roots = self.roots(call, &agent, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
+            let mut native = self.native_frame(&facts);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
-                if !evaluation.condition_holds()? {
+                if !self.holds(rule, &facts, native.as_mut())? {
                     return Ok(None);
                 }
                 let mut changes = Vec::new();

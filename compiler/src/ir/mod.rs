@@ -129,6 +129,8 @@ impl serde::Serialize for RuleKind {
 
 #[derive(Clone, Debug)]
 pub struct RuleIr {
+    /// The rule's position in [`Program::rules`].
+    pub index: u32,
     pub meta: RuleMeta,
     pub tools: ToolSet,
     /// Matches the tool name against the rule's globs, when it has any.

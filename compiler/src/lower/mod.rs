@@ -22,8 +22,10 @@ const REGEX_SIZE_LIMIT: usize = 1 << 22;
 pub fn lower_set(checked: &CheckedSet, sources: &SourceMap) -> Result<Program, Vec<Diagnostic>> {
     let mut lowerer = Lowerer::default();
     let mut rules = Vec::with_capacity(checked.rules.len());
-    for rule in &checked.rules {
-        rules.push(lowerer.rule(rule, sources));
+    for (index, rule) in checked.rules.iter().enumerate() {
+        let mut lowered = lowerer.rule(rule, sources);
+        lowered.index = u32::try_from(index).unwrap_or(u32::MAX);
+        rules.push(lowered);
     }
     if !lowerer.diagnostics.is_empty() {
         return Err(lowerer.diagnostics);
@@ -73,6 +75,7 @@ impl Lowerer {
         };
         let (line, _) = sources.line_col(&rule.file, rule.name_span.start as usize);
         RuleIr {
+            index: 0,
             meta: RuleMeta {
                 name: rule.name.as_str().into(),
                 kind: rule.kind,

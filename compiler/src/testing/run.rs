@@ -3,7 +3,7 @@
 use crate::call::{Agent, Call, Status, ToolResult};
 use crate::check::{CheckedSet, CheckedTest, Expect};
 use crate::decision::Outcome;
-use crate::interp::Interpreter;
+use crate::interp::Evaluator;
 use crate::ir::Program;
 
 /// One test's result.
@@ -65,7 +65,7 @@ pub fn run_tests(set: &CheckedSet, evaluate: &dyn Fn(&Call) -> Outcome) -> Vec<T
 
 /// Runs the tests with the reference interpreter.
 pub fn run_with_interpreter(set: &CheckedSet, program: &Program) -> Vec<TestReport> {
-    let interpreter = Interpreter::new(program);
+    let interpreter = Evaluator::interpreted(program);
     run_tests(set, &|call| interpreter.evaluate(call))
 }
 

@@ -1,0 +1,318 @@
+//! The operations of the IR on values: the one definition both backends call.
+//!
+//! The interpreter evaluates a node's operands and calls these; the JIT's native code calls them
+//! through its helper table. Sharing them is what makes the two agree by construction on every
+//! value-level operation; the backends differ only in control flow, which differential tests
+//! compare.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use serde_json::Value as Json;
+
+use super::path;
+use super::value::Value;
+use crate::check::{Builtin, Root, Ty};
+use crate::ir::Slot;
+
+/// Why an operation has no value. The caller names the operand in its message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// Operand `n` is missing where a value is required.
+    Missing(usize),
+    /// Operand `n` has the wrong type.
+    Type {
+        operand: usize,
+        expected: &'static str,
+        found: &'static str,
+    },
+    /// The operation itself failed.
+    Failed(String),
+}
+
+pub type OpResult<'a> = Result<Value<'a>, Fault>;
+
+fn type_fault(operand: usize, expected: &'static str, found: &Value<'_>) -> Fault {
+    match found {
+        Value::Missing => Fault::Missing(operand),
+        other => Fault::Type {
+            operand,
+            expected,
+            found: other.type_name(),
+        },
+    }
+}
+
+fn present(operand: usize, value: &Value<'_>) -> Result<(), Fault> {
+    match value {
+        Value::Missing => Err(Fault::Missing(operand)),
+        _ => Ok(()),
+    }
+}
+
+/// A condition's truth: only a bool is true or false.
+pub fn truth(value: &Value<'_>) -> Result<bool, Fault> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        other => Err(type_fault(0, "bool", other)),
+    }
+}
+
+pub fn string<'v, 'a>(operand: usize, value: &'v Value<'a>) -> Result<&'v str, Fault> {
+    match value {
+        Value::Str(s) => Ok(s),
+        other => Err(type_fault(operand, "string", other)),
+    }
+}
+
+/// A fact as read from the call, checked against its declared type: a call that does not match
+/// its tool's declaration fails closed instead of being misread.
+pub fn read_fact<'a>(decl: &Slot, json: Option<&'a Json>, tool: &'a str) -> OpResult<'a> {
+    if decl.root == Root::Tool {
+        return Ok(Value::Str(Cow::Borrowed(tool)));
+    }
+    let value = json.map_or(Value::Missing, Value::from_json);
+    let fits = match (decl.ty.required(), &value) {
+        (_, Value::Missing | Value::Null) => {
+            decl.ty.is_optional() || decl.ty == Ty::Json || decl.ty == Ty::Null
+        }
+        (Ty::Json, _) => true,
+        (Ty::Str | Ty::Path, Value::Str(_)) => true,
+        (Ty::Enum(values), Value::Str(s)) => values.iter().any(|v| v == s),
+        (Ty::Int, Value::Int(_)) => true,
+        (Ty::Float, Value::Int(_) | Value::Float(_)) => true,
+        (Ty::Bool, Value::Bool(_)) => true,
+        (Ty::List(_), Value::Json(Json::Array(_))) => true,
+        (Ty::Record(_), Value::Json(Json::Object(_))) => true,
+        _ => false,
+    };
+    if fits {
+        return Ok(value);
+    }
+    let field = decl.describe();
+    Err(Fault::Failed(match value {
+        Value::Missing | Value::Null => format!("`{field}` is missing"),
+        other => format!(
+            "`{field}` should be `{}`, found {}",
+            decl.ty,
+            other.type_name()
+        ),
+    }))
+}
+
+pub fn member<'a>(base: &Value<'a>, field: &str) -> OpResult<'a> {
+    match base {
+        Value::Json(Json::Object(map)) => {
+            Ok(map.get(field).map_or(Value::Missing, Value::from_json))
+        }
+        Value::Missing => Ok(Value::Missing),
+        other => Err(type_fault(0, "an object", other)),
+    }
+}
+
+pub fn index<'a>(base: &Value<'a>, index: &Value<'a>) -> OpResult<'a> {
+    match (base, index) {
+        (Value::Json(Json::Object(map)), Value::Str(key)) => {
+            Ok(map.get(&**key).map_or(Value::Missing, Value::from_json))
+        }
+        (_, Value::Int(i)) => match base.elements() {
+            Some(items) => Ok(usize::try_from(*i)
+                .ok()
+                .and_then(|i| items.get(i).cloned())
+                .unwrap_or(Value::Missing)),
+            None => Err(type_fault(0, "a list", base)),
+        },
+        (Value::Missing, _) => Ok(Value::Missing),
+        _ => Err(type_fault(1, "an int index", index)),
+    }
+}
+
+pub fn list<'a>(items: Vec<Value<'a>>) -> Value<'a> {
+    Value::List(Rc::from(items))
+}
+
+pub fn concat<'a>(parts: &[Value<'a>]) -> OpResult<'a> {
+    let mut out = String::new();
+    for (n, part) in parts.iter().enumerate() {
+        present(n, part)?;
+        out.push_str(&part.render());
+    }
+    Ok(Value::Str(Cow::Owned(out)))
+}
+
+/// `<`, `<=`, `>`, `>=`: numbers with numbers, strings with strings; NaN orders nothing.
+pub fn order(wanted: fn(Ordering) -> bool, l: &Value<'_>, r: &Value<'_>) -> Result<bool, Fault> {
+    match l.compare(r) {
+        Some(ordering) => Ok(wanted(ordering)),
+        None if l.number().is_some() && r.number().is_some() => Ok(false),
+        None => Err(Fault::Failed(format!(
+            "cannot order {} against {}",
+            l.type_name(),
+            r.type_name()
+        ))),
+    }
+}
+
+/// `needle in list`.
+pub fn contained(needle: &Value<'_>, haystack: &Value<'_>) -> Result<bool, Fault> {
+    present(0, needle)?;
+    haystack
+        .contains(needle)
+        .ok_or_else(|| type_fault(1, "a list", haystack))
+}
+
+/// `needle in ["literal", …]`, hashed at load time.
+pub fn in_set(
+    needle: &Value<'_>,
+    set: Option<&rustc_hash::FxHashSet<std::sync::Arc<str>>>,
+) -> Result<bool, Fault> {
+    present(0, needle)?;
+    Ok(match (needle, set) {
+        (Value::Str(s), Some(set)) => set.contains(&**s),
+        _ => false,
+    })
+}
+
+pub fn add<'a>(l: &Value<'a>, r: &Value<'a>) -> OpResult<'a> {
+    match (l, r) {
+        (Value::Int(x), Value::Int(y)) => x
+            .checked_add(*y)
+            .map(Value::Int)
+            .ok_or_else(|| Fault::Failed("integer overflow in `+`".into())),
+        (Value::Str(x), Value::Str(y)) => Ok(Value::Str(Cow::Owned(format!("{x}{y}")))),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Ok(Value::Float(
+            l.number().unwrap_or(0.0) + r.number().unwrap_or(0.0),
+        )),
+        _ => Err(Fault::Failed(format!(
+            "cannot add {} and {}",
+            l.type_name(),
+            r.type_name()
+        ))),
+    }
+}
+
+pub fn matches(text: &Value<'_>, regex: Option<&regex::Regex>) -> Result<bool, Fault> {
+    let text = string(0, text)?;
+    Ok(regex.is_some_and(|r| r.is_match(text)))
+}
+
+pub fn glob(text: &Value<'_>, glob: Option<&globset::GlobMatcher>) -> Result<bool, Fault> {
+    let text = string(0, text)?;
+    Ok(glob.is_some_and(|g| g.is_match(text)))
+}
+
+pub fn redact<'a>(
+    text: &Value<'a>,
+    regex: Option<&regex::Regex>,
+    replacement: &Value<'a>,
+) -> OpResult<'a> {
+    let subject = string(0, text)?;
+    let replacement = string(1, replacement)?;
+    let Some(regex) = regex else {
+        return Ok(text.clone());
+    };
+    Ok(Value::Str(Cow::Owned(
+        regex
+            .replace_all(subject, regex::NoExpand(replacement))
+            .into_owned(),
+    )))
+}
+
+/// The elements a quantifier walks.
+pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
+    list.elements().ok_or_else(|| type_fault(0, "a list", list))
+}
+
+/// A builtin function applied to its evaluated arguments.
+pub fn builtin<'a>(builtin: Builtin, args: &[Value<'a>]) -> OpResult<'a> {
+    let arg = |n: usize| {
+        args.get(n).ok_or_else(|| {
+            Fault::Failed(format!("internal: `{}` lacks an argument", builtin.name()))
+        })
+    };
+    let text = |n: usize| arg(n).and_then(|value| string(n, value));
+    let owned = |s: String| Ok(Value::Str(Cow::Owned(s)));
+    match builtin {
+        Builtin::StartsWith => Ok(Value::Bool(text(0)?.starts_with(text(1)?))),
+        Builtin::EndsWith => Ok(Value::Bool(text(0)?.ends_with(text(1)?))),
+        Builtin::Contains => Ok(Value::Bool(text(0)?.contains(text(1)?))),
+        Builtin::ListContains => {
+            let list = arg(0)?;
+            list.contains(arg(1)?)
+                .map(Value::Bool)
+                .ok_or_else(|| type_fault(0, "a list", list))
+        }
+        Builtin::Lower => owned(text(0)?.to_lowercase()),
+        Builtin::Upper => owned(text(0)?.to_uppercase()),
+        Builtin::Trim => owned(text(0)?.trim().to_string()),
+        Builtin::Len => {
+            let value = arg(0)?;
+            let len = match value {
+                Value::Str(s) => s.chars().count(),
+                other => match other.elements() {
+                    Some(items) => items.len(),
+                    None => return Err(type_fault(0, "a string or a list", other)),
+                },
+            };
+            Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)))
+        }
+        Builtin::ToString => {
+            let value = arg(0)?;
+            present(0, value)?;
+            owned(value.render().into_owned())
+        }
+        Builtin::Path => {
+            let raw = text(0)?;
+            let base = match args.get(1) {
+                Some(_) => Some(text(1)?),
+                None => None,
+            };
+            owned(path::normalize(raw, base))
+        }
+        Builtin::Under => Ok(Value::Bool(path::under(text(0)?, text(1)?))),
+        Builtin::PathName => owned(path::file_name(text(0)?).to_string()),
+        Builtin::PathExtension => owned(path::extension(text(0)?).to_string()),
+        Builtin::PathParent => owned(path::parent(text(0)?)),
+        Builtin::UrlScheme
+        | Builtin::UrlHost
+        | Builtin::UrlPort
+        | Builtin::UrlPath
+        | Builtin::UrlQuery
+        | Builtin::UrlUser => {
+            let raw = text(0)?;
+            let url = url::Url::parse(raw).map_err(|error| {
+                Fault::Failed(format!("`{}` is not a valid URL ({error})", truncate(raw)))
+            })?;
+            match builtin {
+                Builtin::UrlScheme => owned(url.scheme().to_string()),
+                Builtin::UrlHost => owned(
+                    url.host_str()
+                        .unwrap_or("")
+                        .trim_end_matches('.')
+                        .to_ascii_lowercase(),
+                ),
+                Builtin::UrlPort => Ok(Value::Int(
+                    url.port_or_known_default().map_or(-1, i64::from),
+                )),
+                Builtin::UrlPath => owned(url.path().to_string()),
+                Builtin::UrlQuery => owned(url.query().unwrap_or("").to_string()),
+                _ => owned(match url.password() {
+                    Some(password) => format!("{}:{password}", url.username()),
+                    None => url.username().to_string(),
+                }),
+            }
+        }
+        Builtin::Redact => Err(Fault::Failed(
+            "internal: redact is lowered to its own node".into(),
+        )),
+    }
+}
+
+fn truncate(text: &str) -> String {
+    let mut out: String = text.chars().take(80).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}

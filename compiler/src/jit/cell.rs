@@ -1,0 +1,112 @@
+//! The per-call data native code reads: a flat buffer of fact cells and the frame of values that
+//! helpers share with it.
+//!
+//! A cell is two machine words: a tag and its bits. Scalars live in the bits; strings, lists and
+//! JSON live in the frame's value table and the bits hold their index, so native code never
+//! dereferences a Rust value and helpers never trust a pointer from native code beyond the frame
+//! and the argument cells.
+
+use std::borrow::Cow;
+
+use serde_json::Value as Json;
+
+use crate::interp::ops;
+use crate::interp::{Facts, Value};
+use crate::ir::Program;
+
+pub const MISSING: i64 = 0;
+pub const NULL: i64 = 1;
+pub const BOOL: i64 = 2;
+pub const INT: i64 = 3;
+pub const FLOAT: i64 = 4;
+/// Bits: index into the frame's value table.
+pub const VALUE: i64 = 5;
+/// Bits: index into the compiled program's string constants.
+pub const CONST: i64 = 6;
+/// A fact that does not fit its declared type: reading it fails the rule.
+pub const FAULT: i64 = 7;
+
+/// One value as native code sees it. The layout is part of the generated code's contract.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cell {
+    pub tag: i64,
+    pub bits: i64,
+}
+
+/// The size of a cell in bytes, for address arithmetic in generated code.
+pub const CELL_SIZE: i64 = 16;
+
+/// What helpers called from native code share for one evaluation.
+pub struct Frame<'a> {
+    pub program: &'a Program,
+    pub consts: &'a [std::sync::Arc<str>],
+    pub values: Vec<Value<'a>>,
+}
+
+impl<'a> Frame<'a> {
+    pub fn new(program: &'a Program, consts: &'a [std::sync::Arc<str>]) -> Self {
+        Frame {
+            program,
+            consts,
+            values: Vec::new(),
+        }
+    }
+
+    /// The call's facts as cells, each read and type-checked once.
+    pub fn fact_cells(&mut self, facts: &Facts<'a>) -> Vec<Cell> {
+        self.program
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(index, decl)| {
+                let json: Option<&'a Json> = facts.values.get(index).copied().flatten();
+                match ops::read_fact(decl, json, facts.tool) {
+                    Ok(value) => self.cell(value),
+                    Err(_) => Cell {
+                        tag: FAULT,
+                        bits: 0,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// A value as a cell: scalars inline, the rest in the value table.
+    pub fn cell(&mut self, value: Value<'a>) -> Cell {
+        let (tag, bits) = match value {
+            Value::Missing => (MISSING, 0),
+            Value::Null => (NULL, 0),
+            Value::Bool(b) => (BOOL, i64::from(b)),
+            Value::Int(i) => (INT, i),
+            Value::Float(f) => (FLOAT, f.to_bits() as i64),
+            other => {
+                let index = self.values.len() as i64;
+                self.values.push(other);
+                (VALUE, index)
+            }
+        };
+        Cell { tag, bits }
+    }
+
+    /// The value a cell stands for; `None` for a cell no frame could have made.
+    pub fn value(&self, cell: Cell) -> Option<Cow<'_, Value<'a>>> {
+        let owned = |value| Some(Cow::Owned(value));
+        match cell.tag {
+            MISSING => owned(Value::Missing),
+            NULL => owned(Value::Null),
+            BOOL => owned(Value::Bool(cell.bits != 0)),
+            INT => owned(Value::Int(cell.bits)),
+            FLOAT => owned(Value::Float(f64::from_bits(cell.bits as u64))),
+            VALUE => usize::try_from(cell.bits)
+                .ok()
+                .and_then(|index| self.values.get(index))
+                .map(Cow::Borrowed),
+            CONST => usize::try_from(cell.bits)
+                .ok()
+                .and_then(|index| self.consts.get(index))
+                .map(|text| Cow::Owned(Value::Str(Cow::Borrowed(&**text)))),
+            _ => None,
+        }
+    }
+}

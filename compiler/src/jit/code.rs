@@ -1,0 +1,163 @@
+//! Compiled code at run time: a policy set's native conditions, shareable across threads and
+//! freed when dropped.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cranelift_jit::JITModule;
+
+use super::cell::{Cell, Frame};
+use super::helpers::{FALSE, TRUE};
+use super::module::call_condition;
+use crate::interp::Facts;
+use crate::ir::{Program, RuleIr};
+
+/// A compiled condition: `(frame, fact cells) -> 1 | 0 | FAULT`.
+pub type ConditionFn = unsafe extern "C" fn(*mut c_void, *const Cell) -> i64;
+
+/// Turns the address of a finalized condition into a callable function pointer.
+///
+/// # Safety
+/// `address` must be the entry of a function Cranelift compiled with the signature
+/// `(i64, i64) -> i64` in the host's default calling convention, and its code memory must
+/// outlive every call through the result.
+pub(super) unsafe fn condition_fn(address: *const u8) -> ConditionFn {
+    // SAFETY: the caller guarantees the address is such a function; function and data
+    // pointers have the same size on every target Cranelift supports.
+    unsafe { std::mem::transmute::<*const u8, ConditionFn>(address) }
+}
+
+/// Owns the module whose memory holds the code, and frees that memory when dropped.
+pub struct CodeMemory(Mutex<Option<JITModule>>);
+
+impl CodeMemory {
+    pub(super) fn new(module: JITModule) -> Self {
+        CodeMemory(Mutex::new(Some(module)))
+    }
+}
+
+impl Drop for CodeMemory {
+    fn drop(&mut self) {
+        let module = match self.0.get_mut() {
+            Ok(module) => module.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(module) = module {
+            // SAFETY: the only function pointers into this memory live in the `NativeCode` that
+            // owns this `CodeMemory` and is being dropped, so none can run or be called again.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// Counts and timings of one compilation, for `sluice compile --emit stats`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub rules: usize,
+    /// Rules whose condition runs as native code.
+    pub compiled: usize,
+    /// Rules the translator could not express; they run in the interpreter.
+    pub untranslated: Vec<String>,
+    pub constants: usize,
+    pub compile_time: Duration,
+}
+
+/// A program's conditions as native code. `Send + Sync`: the code is immutable once finalized
+/// and every call gets its own frame.
+pub struct NativeCode {
+    conditions: Vec<Option<ConditionFn>>,
+    constants: Vec<Arc<str>>,
+    stats: Stats,
+    clif: Vec<String>,
+    // Declared last so that it is dropped after the function pointers into it.
+    _memory: CodeMemory,
+}
+
+impl std::fmt::Debug for NativeCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeCode")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativeCode {
+    pub(super) fn new(
+        conditions: Vec<Option<ConditionFn>>,
+        constants: Vec<Arc<str>>,
+        memory: CodeMemory,
+        stats: Stats,
+        clif: Vec<String>,
+    ) -> Self {
+        NativeCode {
+            conditions,
+            constants,
+            stats,
+            clif,
+            _memory: memory,
+        }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The Cranelift IR of every function, when compiled with `keep_clif`.
+    pub fn clif(&self) -> &[String] {
+        &self.clif
+    }
+
+    /// A frame for one call's facts; `None` if this code was compiled from another program.
+    pub fn frame<'a>(&'a self, program: &'a Program, facts: &Facts<'a>) -> Option<NativeFrame<'a>> {
+        if self.conditions.len() != program.rules.len() {
+            return None;
+        }
+        let mut frame = Frame::new(program, &self.constants);
+        let cells = frame.fact_cells(facts);
+        let base = frame.values.len();
+        Some(NativeFrame {
+            code: self,
+            frame,
+            cells,
+            base,
+        })
+    }
+}
+
+/// One call's facts as native code reads them.
+pub struct NativeFrame<'a> {
+    code: &'a NativeCode,
+    frame: Frame<'a>,
+    cells: Vec<Cell>,
+    /// Values made by the facts; the rest are a rule's temporaries.
+    base: usize,
+}
+
+impl NativeFrame<'_> {
+    /// Whether the rule's condition holds: `None` when it has no native code or faulted, and
+    /// the interpreter must answer (with the error, for a fault).
+    pub fn holds(&mut self, rule: &RuleIr) -> Option<bool> {
+        if rule.condition.is_none() {
+            return Some(true);
+        }
+        let function = (*self.code.conditions.get(rule.index as usize)?)?;
+        let frame: *mut Frame<'_> = &mut self.frame;
+        let status = call_condition(function, frame.cast(), &self.cells);
+        self.frame.values.truncate(self.base);
+        match status {
+            TRUE => Some(true),
+            FALSE => Some(false),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn native_code_is_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<super::NativeCode>();
+    }
+}

@@ -1,0 +1,393 @@
+//! Differential tests: the JIT against the reference interpreter.
+//!
+//! Random well-typed policy sets (every condition form, every rule kind) are compiled by both
+//! backends and run on random calls and results, including calls that do not fit their
+//! declarations. The two must return identical outcomes, and rule by rule the native condition
+//! must answer exactly when the interpreter does (and with the same truth), so a test cannot pass
+//! by silently falling back to the interpreter. Failures shrink to a minimal policy.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use serde_json::{Value as Json, json};
+
+use sluice::compiler::call::{Agent, Call, Status, ToolResult};
+use sluice::compiler::interp::{CallJson, Evaluation, Facts};
+use sluice::compiler::jit::{self, JitOptions};
+use sluice::{Database, Evaluator};
+
+const DECLARATIONS: &str = r#"
+context { workspace: string, level: int?, mode: "plan" | "auto" }
+tool t { s: string, p: string?, n: int, m: int?, f: float, b: bool, tags: list<string>, nums: list<int>, e: "a" | "b", url: string }
+"#;
+
+fn leaf_string() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just(r#""a""#.to_string()),
+        Just(r#""/w/x""#.to_string()),
+        Just(r#""""#.to_string()),
+        Just("args.s".to_string()),
+        Just(r#"(args.p ?? "dflt")"#.to_string()),
+        Just("context.workspace".to_string()),
+        Just("args.e".to_string()),
+        Just("tool".to_string()),
+        Just("agent.id".to_string()),
+    ]
+    .boxed()
+}
+
+fn string_expr(depth: u32) -> BoxedStrategy<String> {
+    if depth == 0 {
+        return leaf_string();
+    }
+    let inner = string_expr(depth - 1);
+    prop_oneof![
+        3 => leaf_string(),
+        1 => inner.clone().prop_map(|s| format!("{s}.lower()")),
+        1 => inner.clone().prop_map(|s| format!("{s}.trim()")),
+        1 => inner.clone().prop_map(|s| format!("string(path({s}))")),
+        1 => inner.clone().prop_map(|s| format!("string(path({s}, \"/w\"))")),
+        1 => inner.clone().prop_map(|s| format!("string(path({s}).parent)")),
+        1 => inner.clone().prop_map(|s| format!("string(path({s}).name)")),
+        1 => (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} + {b})")),
+        1 => int_expr(depth - 1).prop_map(|n| format!("\"n={{{n}}}\"")),
+        1 => inner.clone().prop_map(|s| format!("redact({s}, r\"[0-9]+\", \"#\")")),
+        1 => Just("url(args.url).host".to_string()),
+        1 => Just("string(args.tags)".to_string()),
+    ]
+    .boxed()
+}
+
+fn int_expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        (-3i64..4).prop_map(|n| n.to_string()),
+        Just("9223372036854775807".to_string()),
+        Just("args.n".to_string()),
+        Just("(args.m ?? 2)".to_string()),
+        Just("(context.level ?? 0)".to_string()),
+        Just("len(args.tags)".to_string()),
+        Just("url(args.url).port".to_string()),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    prop_oneof![
+        3 => leaf,
+        1 => string_expr(depth - 1).prop_map(|s| format!("len({s})")),
+        1 => (int_expr(depth - 1), int_expr(depth - 1)).prop_map(|(a, b)| format!("({a} + {b})")),
+    ]
+    .boxed()
+}
+
+fn bool_expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just("args.b".to_string()),
+        Just("args.p == null".to_string()),
+        Just("args.f < 1.5".to_string()),
+        Just("args.f >= args.n".to_string()),
+        Just(r#"args.e == "a""#.to_string()),
+        Just(r#"context.mode != "plan""#.to_string()),
+        Just(r#""admin" in agent.labels"#.to_string()),
+        Just("args.nums[0] == 1".to_string()),
+        Just("args.nums[1] != 0".to_string()),
+        Just("(args.nums[2] ?? 9) > 1".to_string()),
+        Just("args.n in args.nums".to_string()),
+        Just("args.nums.contains(3)".to_string()),
+    ];
+    let leaf = leaf.prop_map(|x| format!("({x})"));
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let s = string_expr(depth - 1);
+    let n = int_expr(depth - 1);
+    let b = bool_expr(depth - 1);
+    prop_oneof![
+        4 => leaf,
+        2 => (b.clone(), b.clone()).prop_map(|(x, y)| format!("({x} and {y})")),
+        2 => (b.clone(), b.clone()).prop_map(|(x, y)| format!("({x} or {y})")),
+        1 => b.clone().prop_map(|x| format!("not {x}")),
+        1 => (b.clone(), b.clone()).prop_map(|(x, y)| format!("({x} == {y})")),
+        2 => (n.clone(), n.clone(), 0..6usize).prop_map(|(x, y, op)| {
+            format!("{x} {} {y}", ["<", "<=", ">", ">=", "==", "!="][op])
+        }),
+        1 => (s.clone(), s.clone(), 0..4usize).prop_map(|(x, y, op)| {
+            format!("{x} {} {y}", ["==", "!=", "<", ">="][op])
+        }),
+        1 => (s.clone(), s.clone(), 0..3usize).prop_map(|(x, y, m)| {
+            format!("{x}.{}({y})", ["starts_with", "ends_with", "contains"][m])
+        }),
+        1 => s.clone().prop_map(|x| format!("{x} matches r\"^/w|[0-9]{{2}}\"")),
+        1 => s.clone().prop_map(|x| format!("{x} glob \"/w/**\"")),
+        1 => s.clone().prop_map(|x| format!("{x} in [\"a\", \"/w/x\", \"\"]")),
+        1 => s.clone().prop_map(|x| format!("{x} not in args.tags")),
+        1 => s.clone().prop_map(|x| format!("path({x}).under(context.workspace)")),
+        1 => b.clone().prop_map(|x| format!("any(tag in args.tags, tag.starts_with(\"a\") or {x})")),
+        1 => b.clone().prop_map(|x| format!("all(k in args.nums, k > 0 and {x})")),
+        1 => Just("any(k in [1, 2, args.n], k == (args.m ?? 5))".to_string()),
+        1 => Just("all(tag in args.tags, any(l in agent.labels, l == tag))".to_string()),
+        1 => Just("url(args.url).scheme == \"https\"".to_string()),
+        1 => Just("(args.p ?? args.s).contains(\"x\")".to_string()),
+    ]
+    // Comparisons do not chain: every condition is parenthesized.
+    .prop_map(|x| format!("({x})"))
+    .boxed()
+}
+
+/// One rule of a random kind with a random condition (sometimes none).
+fn rule(index: usize) -> BoxedStrategy<String> {
+    let condition = prop_oneof![
+        1 => Just(String::new()),
+        6 => bool_expr(3).prop_map(|c| format!("\n  when {c}")),
+    ];
+    (condition, 0..8usize, string_expr(1))
+        .prop_map(move |(when, kind, message)| {
+            let name = format!("r{index}");
+            match kind {
+                0 => format!("precheck {name} on t{when}\n  => allow"),
+                1 => format!("precheck {name} on t{when}\n  => deny \"{{{message}}}\""),
+                2 => format!("precheck {name} on t{when}\n  => ask \"why {{args.n}}\""),
+                3 => format!("gate {name} on t{when}\n  => \"veto {{{message}}}\""),
+                4 => format!("postcheck {name} on t{when}\n  => replace content {message}"),
+                5 => format!(
+                    "postcheck {name} on t{when}\n  => fail \"no\" with context \"ctx {{result.content}}\""
+                ),
+                6 => format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\""),
+                _ => format!("concurrency {name} on t{when}\n  => safe"),
+            }
+        })
+        .boxed()
+}
+
+fn policy() -> BoxedStrategy<String> {
+    (1..6usize)
+        .prop_flat_map(|count| (0..count).map(rule).collect::<Vec<_>>())
+        .prop_map(|rules| format!("{DECLARATIONS}\n{}\n", rules.join("\n\n")))
+        .boxed()
+}
+
+/// A field's value: usually of its declared type, sometimes missing, null or of another type.
+fn field(typical: BoxedStrategy<Json>) -> BoxedStrategy<Option<Json>> {
+    prop_oneof![
+        8 => typical.prop_map(Some),
+        1 => Just(None),
+        1 => Just(Some(Json::Null)),
+        1 => prop_oneof![Just(json!(7)), Just(json!("x")), Just(json!([1])), Just(json!(true))]
+            .prop_map(Some),
+    ]
+    .boxed()
+}
+
+fn text() -> BoxedStrategy<Json> {
+    prop_oneof![
+        Just(json!("a")),
+        Just(json!("/w/x")),
+        Just(json!("/w/../etc/passwd")),
+        Just(json!("rel/a1b22")),
+        Just(json!("  Mixed Case  ")),
+        Just(json!("")),
+        "[a-z/0-9.]{0,8}".prop_map(Json::from),
+    ]
+    .boxed()
+}
+
+fn call() -> BoxedStrategy<Call> {
+    let args = (
+        (
+            field(text()),
+            field(text()),
+            field((-2i64..5).prop_map(Json::from).boxed()),
+        ),
+        (
+            field((-2i64..5).prop_map(Json::from).boxed()),
+            field(prop_oneof![Just(json!(0.5)), Just(json!(2)), Just(json!(-1.25))].boxed()),
+            field(any::<bool>().prop_map(Json::from).boxed()),
+        ),
+        (
+            field(
+                prop::collection::vec(text(), 0..3)
+                    .prop_map(Json::from)
+                    .boxed(),
+            ),
+            field(
+                prop::collection::vec(-1i64..4, 0..3)
+                    .prop_map(Json::from)
+                    .boxed(),
+            ),
+            field(prop_oneof![Just(json!("a")), Just(json!("b")), Just(json!("c"))].boxed()),
+            field(
+                prop_oneof![
+                    Just(json!("https://u:p@Example.com:8443/x?q=1")),
+                    Just(json!("http://h/")),
+                    Just(json!("not a url")),
+                ]
+                .boxed(),
+            ),
+        ),
+    );
+    let context = (
+        field(text()),
+        field((0i64..3).prop_map(Json::from).boxed()),
+        field(prop_oneof![Just(json!("plan")), Just(json!("auto"))].boxed()),
+    );
+    let labels = prop::collection::vec(prop_oneof![Just("admin"), Just("a"), Just("/w/x")], 0..3);
+    let result = prop::option::of((text(), 0..3usize));
+    (args, context, labels, result)
+        .prop_map(
+            |(((s, p, n), (m, f, b), (tags, nums, e, url)), (ws, level, mode), labels, result)| {
+                let mut object = serde_json::Map::new();
+                for (name, value) in [
+                    ("s", s),
+                    ("p", p),
+                    ("n", n),
+                    ("m", m),
+                    ("f", f),
+                    ("b", b),
+                    ("tags", tags),
+                    ("nums", nums),
+                    ("e", e),
+                    ("url", url),
+                ] {
+                    if let Some(value) = value {
+                        object.insert(name.into(), value);
+                    }
+                }
+                let mut context = serde_json::Map::new();
+                for (name, value) in [("workspace", ws), ("level", level), ("mode", mode)] {
+                    if let Some(value) = value {
+                        context.insert(name.into(), value);
+                    }
+                }
+                let mut call = Call::new("t", Json::Object(object));
+                call.context = Json::Object(context);
+                call.agent = Agent {
+                    id: "agent-7".into(),
+                    labels: labels.into_iter().map(String::from).collect(),
+                    presets: Vec::new(),
+                };
+                call.result = result.map(|(content, status)| ToolResult {
+                    status: [Status::Ok, Status::Error, Status::Timeout][status],
+                    content: content.as_str().unwrap_or_default().to_string(),
+                    value: json!({ "k": 1 }),
+                    error: None,
+                });
+                call
+            },
+        )
+        .boxed()
+}
+
+fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
+    let mut db = Database::default();
+    let compiled = db.compile_texts("generated", vec![("gen.sluice".into(), policy.into())]);
+    let errors = compiled.errors();
+    prop_assert!(
+        errors.is_empty(),
+        "generated policy does not compile: {errors:#?}\n{policy}"
+    );
+    let program = compiled.program.as_ref().expect("program");
+    let native = jit::compile(
+        program,
+        JitOptions {
+            verify: true,
+            keep_clif: false,
+        },
+    )
+    .expect("compiles to native code");
+    prop_assert!(
+        native.stats().untranslated.is_empty(),
+        "{:?}",
+        native.stats()
+    );
+    let reference = Evaluator::interpreted(program);
+    let jitted = Evaluator::new(program, Some(&native));
+    for call in calls {
+        prop_assert_eq!(
+            jitted.evaluate(call),
+            reference.evaluate(call),
+            "call {:?}",
+            call
+        );
+        let json = CallJson::of(call);
+        let roots = json.roots(call);
+        let facts = Facts::fill(program, &call.tool, &roots);
+        let mut frame = native.frame(program, &facts).expect("same program");
+        for rule in &program.rules {
+            let interpreted = Evaluation::new(program, rule, &facts).condition_holds();
+            let native_answer = frame.holds(rule);
+            match interpreted {
+                Ok(holds) => prop_assert_eq!(native_answer, Some(holds), "rule {}", rule.meta.name),
+                Err(error) => prop_assert_eq!(
+                    native_answer,
+                    None,
+                    "rule {} faults in the interpreter ({}) but not natively",
+                    rule.meta.name,
+                    error.message
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn jit_agrees_with_the_interpreter(
+        policy in policy(),
+        calls in prop::collection::vec(call(), 1..6),
+    ) {
+        check_agreement(&policy, &calls)?;
+    }
+}
+
+#[test]
+fn shipped_policy_tests_pass_under_both_backends() {
+    use sluice::compiler::load::discover;
+    use sluice::compiler::testing::run_tests;
+    let sets = discover(&[std::path::PathBuf::from("policies")]).expect("policies");
+    let mut db = Database::default();
+    let mut tests = 0;
+    for source in &sets {
+        let compiled = db.load(source).expect("loads");
+        let program = compiled.program.as_ref().expect("compiles");
+        let native = jit::compile(program, JitOptions::default()).expect("jit");
+        for evaluator in [
+            Evaluator::interpreted(program),
+            Evaluator::new(program, Some(&native)),
+        ] {
+            for report in run_tests(&compiled.checked, &|call| evaluator.evaluate(call)) {
+                assert!(report.passed(), "{}: {:?}", report.name, report.failures);
+                tests += 1;
+            }
+        }
+    }
+    assert!(tests > 100, "only {tests} test runs");
+}
+
+#[test]
+fn a_condition_that_faults_reports_the_interpreters_error() {
+    let policy = format!(
+        "{DECLARATIONS}\nprecheck big on t when args.n + 9223372036854775807 > 0 => deny \"x\"\n"
+    );
+    let mut db = Database::default();
+    let compiled = db.compile_texts("fault", vec![("f.sluice".into(), policy)]);
+    let program = compiled.program.as_ref().expect("compiles");
+    let native = jit::compile(program, JitOptions::default()).expect("jit");
+    let call = Call::new("t", json!({ "n": 1 }));
+    let outcome = Evaluator::new(program, Some(&native)).evaluate(&call);
+    assert_eq!(outcome.decision.as_str(), "deny");
+    assert!(
+        outcome.errors[0].error.contains("integer overflow"),
+        "{:?}",
+        outcome.errors
+    );
+}
