@@ -109,6 +109,65 @@ fn test_runs_shipped_policies() {
 }
 
 #[test]
+fn both_backends_run_the_shipped_tests_with_the_same_results() {
+    let jit = sluice(&["test", "--backend", "jit", "policies"], None);
+    let interp = sluice(&["test", "--backend", "interp", "policies"], None);
+    assert!(jit.status.success(), "{}", stdout(&jit));
+    assert_eq!(stdout(&jit), stdout(&interp));
+    let bad = sluice(&["test", "--backend", "llvm", "policies"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("possible values: jit, interp"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn eval_gives_the_same_outcome_under_both_backends() {
+    let call = br#"{"tool":"write_file","args":{"path":"/etc/x","content":""},"agent":{"id":"a","labels":["readonly"]},"context":{"workspace":"/w"}}"#;
+    let jit = sluice(&["eval", "--policy", TOUR, "--backend", "jit"], Some(call));
+    let interp = sluice(
+        &["eval", "--policy", TOUR, "--backend", "interp"],
+        Some(call),
+    );
+    assert!(jit.status.success(), "{}", stderr(&jit));
+    assert_eq!(stdout(&jit), stdout(&interp));
+    assert!(stdout(&jit).contains("readonly_agents"), "{}", stdout(&jit));
+}
+
+#[test]
+fn compile_emits_ir_clif_and_stats() {
+    let stats = sluice(&["compile", "--emit", "stats", TOUR], None);
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    let text = stdout(&stats);
+    assert!(
+        text.contains("rules        5 (3 precheck, 1 gate, 1 postcheck, 0 concurrency)"),
+        "{text}"
+    );
+    assert!(text.contains("native       5 of 5 conditions"), "{text}");
+    assert!(text.contains("ms JIT"), "{text}");
+
+    let ir = stdout(&sluice(&["compile", "--emit", "ir", TOUR], None));
+    assert!(ir.contains("precheck deny_root_delete"), "{ir}");
+    assert!(ir.contains("matches re0"), "{ir}");
+
+    let clif = stdout(&sluice(&["compile", "--emit", "clif", TOUR], None));
+    assert_eq!(clif.matches("\nfunction ").count(), 5, "{clif}");
+    assert!(clif.contains("; rule `readonly_agents`"), "{clif}");
+
+    let broken = temp_dir("compile-broken").join("p.sluice");
+    std::fs::write(&broken, "precheck x on nope => allow\n").expect("write");
+    let out = sluice(&["compile", broken.to_str().expect("path")], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("does not compile"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn failing_test_shows_expected_actual_and_the_deciding_rule() {
     let dir = temp_dir("failing");
     let policy = dir.join("p.sluice");

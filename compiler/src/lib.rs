@@ -6,6 +6,7 @@ pub mod check;
 pub mod db;
 pub mod decision;
 pub mod diagnostics;
+pub mod executable;
 pub mod format;
 pub mod interp;
 pub mod ir;

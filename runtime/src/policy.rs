@@ -12,8 +12,9 @@ use sluice_compiler::call::ToolResult;
 use sluice_compiler::db::Database;
 use sluice_compiler::decision::{AppliedEffect, Decision};
 use sluice_compiler::diagnostics::Diagnostic;
+use sluice_compiler::executable::Executable;
 use sluice_compiler::interp::{CallRef, Evaluator};
-use sluice_compiler::ir::Program;
+use sluice_compiler::jit::Backend;
 use sluice_compiler::load::discover;
 
 use crate::gate::{Gate, Veto};
@@ -22,11 +23,11 @@ use crate::precheck::{Invocation, LinkDecision, PrecheckLink};
 use crate::registry::Scope;
 use crate::result::NormalizedResult;
 
-/// A compiled policy set.
+/// A compiled policy set, with its conditions as native code unless loaded for the interpreter.
 #[derive(Debug)]
 pub struct LoadedPolicy {
     pub name: String,
-    pub program: Arc<Program>,
+    pub executable: Executable,
 }
 
 /// Why a policy set could not be loaded.
@@ -44,14 +45,26 @@ pub enum PolicyError {
 }
 
 impl LoadedPolicy {
-    /// Compiles a set given as `(path, text)` pairs.
+    /// Compiles a set given as `(path, text)` pairs, for the JIT.
     pub fn compile(name: &str, files: Vec<(String, String)>) -> Result<LoadedPolicy, PolicyError> {
-        let compiled = Database::default().compile_texts(name, files);
-        Self::from_compiled(compiled)
+        Self::compile_for(name, files, Backend::Jit)
     }
 
-    /// Reads and compiles the one policy set at `paths` (files, or a directory).
+    pub fn compile_for(
+        name: &str,
+        files: Vec<(String, String)>,
+        backend: Backend,
+    ) -> Result<LoadedPolicy, PolicyError> {
+        let compiled = Database::default().compile_texts(name, files);
+        Self::from_compiled(compiled, backend)
+    }
+
+    /// Reads and compiles the one policy set at `paths` (files, or a directory), for the JIT.
     pub fn load(paths: &[PathBuf]) -> Result<LoadedPolicy, PolicyError> {
+        Self::load_for(paths, Backend::Jit)
+    }
+
+    pub fn load_for(paths: &[PathBuf], backend: Backend) -> Result<LoadedPolicy, PolicyError> {
         let sets = discover(paths)?;
         let [source] = sets.as_slice() else {
             let named = paths
@@ -61,16 +74,17 @@ impl LoadedPolicy {
                 .join(", ");
             return Err(PolicyError::NotOneSet(named, sets.len()));
         };
-        Self::from_compiled(Database::default().load(source)?)
+        Self::from_compiled(Database::default().load(source)?, backend)
     }
 
     fn from_compiled(
         compiled: sluice_compiler::load::Compiled,
+        backend: Backend,
     ) -> Result<LoadedPolicy, PolicyError> {
         match compiled.program.clone() {
             Some(program) if !compiled.has_errors() => Ok(LoadedPolicy {
                 name: compiled.name,
-                program,
+                executable: Executable::new(program, backend),
             }),
             _ => Err(PolicyError::Compile {
                 errors: compiled.errors(),
@@ -137,12 +151,15 @@ impl PolicyStage {
         }
     }
 
-    /// The program in force for this call, if the set applies to the call's agent.
-    fn program<'a>(&self, invocation: &'a Invocation<'a>) -> Option<&'a Program> {
+    /// The evaluator in force for this call, if the set applies to the call's agent.
+    fn evaluator<'a>(&self, invocation: &'a Invocation<'a>) -> Option<Evaluator<'a>> {
         if !invocation.scopes.contains(&self.scope) {
             return None;
         }
-        invocation.snapshot.get(self.index).map(|p| &*p.program)
+        invocation
+            .snapshot
+            .get(self.index)
+            .map(|p| p.executable.evaluator())
     }
 }
 
@@ -165,7 +182,7 @@ impl PolicyStage {
             context: call.context(),
             agent_json: None,
         };
-        Evaluator::interpreted(&policy.program).concurrency_safe(call)
+        policy.executable.evaluator().concurrency_safe(call)
     }
 }
 
@@ -186,10 +203,10 @@ impl PrecheckLink for PolicyStage {
     }
 
     fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, LinkDecision> {
-        let decision = match self.program(invocation) {
+        let decision = match self.evaluator(invocation) {
             None => LinkDecision::Delegate,
-            Some(program) => {
-                let outcome = Evaluator::interpreted(program).precheck(call_ref(invocation));
+            Some(evaluator) => {
+                let outcome = evaluator.precheck(call_ref(invocation));
                 match outcome.decision {
                     Decision::Delegate => LinkDecision::Delegate,
                     Decision::Allow => LinkDecision::Allow {
@@ -217,9 +234,9 @@ impl Gate for PolicyStage {
     }
 
     fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, Vec<Veto>> {
-        let vetoes = match self.program(invocation) {
+        let vetoes = match self.evaluator(invocation) {
             None => Vec::new(),
-            Some(program) => Evaluator::interpreted(program)
+            Some(evaluator) => evaluator
                 .gates(call_ref(invocation))
                 .into_iter()
                 .map(|v| Veto {
@@ -239,7 +256,7 @@ impl PostCheck for PolicyStage {
     }
 
     fn check(&self, invocation: &Invocation<'_>, result: &NormalizedResult) -> Vec<PostVerdict> {
-        let Some(program) = self.program(invocation) else {
+        let Some(evaluator) = self.evaluator(invocation) else {
             return Vec::new();
         };
         let seen = ToolResult {
@@ -248,7 +265,7 @@ impl PostCheck for PolicyStage {
             value: result.value.clone(),
             error: result.error.clone(),
         };
-        let outcome = Evaluator::interpreted(program).postcheck(call_ref(invocation), &seen);
+        let outcome = evaluator.postcheck(call_ref(invocation), &seen);
         outcome
             .steps
             .into_iter()

@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use serde_json::json;
 use sluice_compiler::call::Call;
 use sluice_compiler::db::Database;
-use sluice_compiler::interp::{Evaluator, explain};
+use sluice_compiler::executable::Executable;
+use sluice_compiler::interp::explain;
 use sluice_compiler::ir::Program;
+use sluice_compiler::jit::Backend;
 use sluice_compiler::load::{Compiled, discover};
 
 use super::report::human;
@@ -19,6 +21,7 @@ pub fn run(
     call_source: &str,
     jsonl: bool,
     explain: bool,
+    backend: Backend,
 ) -> Result<ExitCode, CliError> {
     let sets = discover(policy).map_err(|e| e.to_string())?;
     let [source] = sets.as_slice() else {
@@ -36,6 +39,7 @@ pub fn run(
         eprintln!("{}", human(&errors, &compiled.sources));
         return Err(format!("policy set `{}` does not compile", compiled.name));
     };
+    let executable = Executable::new(program.clone(), backend);
     let mut input: Box<dyn Read> = if call_source == "-" {
         Box::new(std::io::stdin().lock())
     } else {
@@ -45,7 +49,7 @@ pub fn run(
         )
     };
     if jsonl {
-        return stream(&compiled, &program, &mut std::io::BufReader::new(input));
+        return stream(&compiled, &executable, &mut std::io::BufReader::new(input));
     }
     let mut bytes = Vec::new();
     input
@@ -56,7 +60,7 @@ pub fn run(
         return Err("the call is empty: give a JSON object with `tool` and `args`".into());
     }
     let call = parse_call(&compiled, &text)?;
-    let outcome = Evaluator::interpreted(&program).evaluate(&call);
+    let outcome = executable.evaluator().evaluate(&call);
     if explain {
         print_explanation(&compiled, &program, &call, &outcome);
     } else {
@@ -80,10 +84,10 @@ fn parse_call(compiled: &Compiled, text: &str) -> Result<Call, String> {
 /// One outcome per input line; a bad line gets an error object and the stream goes on.
 fn stream(
     compiled: &Compiled,
-    program: &Program,
+    executable: &Executable,
     input: &mut dyn BufRead,
 ) -> Result<ExitCode, CliError> {
-    let interpreter = Evaluator::interpreted(program);
+    let evaluator = executable.evaluator();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut all_ok = true;
@@ -101,7 +105,7 @@ fn stream(
         let record = match std::str::from_utf8(&buffer) {
             Err(_) => Err("line is not valid UTF-8".to_string()),
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => parse_call(compiled, text).map(|call| interpreter.evaluate(&call)),
+            Ok(text) => parse_call(compiled, text).map(|call| evaluator.evaluate(&call)),
         };
         let line = match record {
             Ok(outcome) => serde_json::to_value(&outcome)

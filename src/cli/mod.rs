@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch.
 
 mod check;
+mod compile;
 mod eval;
 mod fmt;
 mod report;
@@ -46,6 +47,8 @@ enum Command {
         /// Test again whenever a policy file changes
         #[arg(long)]
         watch: bool,
+        #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
+        backend: BackendArg,
     },
     /// Evaluate calls (JSON) against one policy set and print the outcome as JSON
     Eval {
@@ -61,6 +64,16 @@ enum Command {
         /// Explain the decision: the deciding rule, its source and its sub-conditions' values
         #[arg(long, conflicts_with = "jsonl")]
         explain: bool,
+        #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
+        backend: BackendArg,
+    },
+    /// Show what the compiler makes of policy sets: the lowered IR, the Cranelift IR, or counts
+    /// and compile times
+    Compile {
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Emit::Stats)]
+        emit: Emit,
     },
     /// Format policy files canonically, keeping comments
     Fmt {
@@ -70,6 +83,33 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+}
+
+/// Which engine evaluates conditions: native code from the JIT (the interpreter where the host
+/// is unsupported), or the reference interpreter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    Jit,
+    Interp,
+}
+
+impl From<BackendArg> for sluice_compiler::jit::Backend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Jit => sluice_compiler::jit::Backend::Jit,
+            BackendArg::Interp => sluice_compiler::jit::Backend::Interp,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The lowered predicate IR, rule by rule
+    Ir,
+    /// The Cranelift IR of every compiled condition
+    Clif,
+    /// Rules, fields, regexes and sets per policy set, and compile times
+    Stats,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -89,13 +129,19 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             format,
             watch,
         } => check::run(&paths, deny_warnings, format, watch),
-        Command::Test { paths, watch } => test::run(&paths, watch),
+        Command::Test {
+            paths,
+            watch,
+            backend,
+        } => test::run(&paths, watch, backend.into()),
         Command::Eval {
             policy,
             call,
             jsonl,
             explain,
-        } => eval::run(&policy, &call, jsonl, explain),
+            backend,
+        } => eval::run(&policy, &call, jsonl, explain, backend.into()),
+        Command::Compile { paths, emit } => compile::run(&paths, emit),
         Command::Fmt { paths, check } => fmt::run(&paths, check),
     }
 }

@@ -5,24 +5,25 @@ use std::process::ExitCode;
 
 use sluice_compiler::db::Database;
 use sluice_compiler::diagnostics::SourceMap;
-use sluice_compiler::interp::Evaluator;
+use sluice_compiler::executable::Executable;
+use sluice_compiler::jit::Backend;
 use sluice_compiler::load::{Compiled, Workspace};
 use sluice_compiler::testing::{TestReport, count_examples, run_tests};
 
 use super::report::{human, plural};
 use super::{CliError, exit, watch};
 
-pub fn run(paths: &[PathBuf], watching: bool) -> Result<ExitCode, CliError> {
+pub fn run(paths: &[PathBuf], watching: bool, backend: Backend) -> Result<ExitCode, CliError> {
     if watching {
-        return watch::watch(paths, report);
+        return watch::watch(paths, move |sets| report(sets, backend));
     }
     let mut db = Database::default();
     let workspace = Workspace::open(&mut db, paths).map_err(|e| e.to_string())?;
-    Ok(exit(report(&workspace.compiled(&db))))
+    Ok(exit(report(&workspace.compiled(&db), backend)))
 }
 
 /// Runs every set's tests and prints one line each and the closing count; whether all passed.
-fn report(sets: &[Compiled]) -> bool {
+fn report(sets: &[Compiled], backend: Backend) -> bool {
     let (mut passed, mut failed) = (0usize, 0usize);
     for compiled in sets {
         let errors = compiled.errors();
@@ -45,8 +46,9 @@ fn report(sets: &[Compiled]) -> bool {
             );
             passed += examples;
         }
-        let interpreter = Evaluator::interpreted(program);
-        for report in run_tests(&compiled.checked, &|call| interpreter.evaluate(call)) {
+        let executable = Executable::new(program.clone(), backend);
+        let evaluator = executable.evaluator();
+        for report in run_tests(&compiled.checked, &|call| evaluator.evaluate(call)) {
             print_report(&report, &compiled.sources);
             if report.passed() {
                 passed += 1

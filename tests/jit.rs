@@ -1,0 +1,109 @@
+//! The JIT's compiled code as a value: shared across threads, verified, and freed when dropped.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code may panic
+
+use std::sync::Arc;
+
+use serde_json::json;
+use sluice::compiler::call::Call;
+use sluice::compiler::executable::Executable;
+use sluice::compiler::ir::Program;
+use sluice::compiler::jit::{self, Backend, JitOptions};
+use sluice::{Database, Evaluator};
+
+const POLICY: &str = r#"
+tool bash { command: string, cwd: string? }
+precheck deny_rm on bash when args.command matches r"\brm\s+-rf\b" => deny "no {args.command}"
+precheck ask_outside on bash when not path(args.cwd ?? "/w").under("/w") => ask "outside"
+gate labelled on bash when any(l in agent.labels, l.starts_with("ro:")) => "read-only"
+"#;
+
+fn program() -> Arc<Program> {
+    let compiled = Database::default().compile_texts("p", vec![("p.sluice".into(), POLICY.into())]);
+    assert!(!compiled.has_errors(), "{:?}", compiled.diagnostics);
+    compiled.program.expect("program")
+}
+
+fn resident_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("linux");
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4
+}
+
+#[test]
+fn loading_and_dropping_ten_thousand_sets_does_not_grow_memory() {
+    let program = program();
+    let call = Call::new("bash", json!({ "command": "rm -rf /" }));
+    // Warm up allocator pools so that only a leak shows.
+    for _ in 0..200 {
+        let executable = Executable::new(program.clone(), Backend::Jit);
+        assert_eq!(
+            executable.evaluator().evaluate(&call).decision.as_str(),
+            "deny"
+        );
+    }
+    let before = resident_kib();
+    for _ in 0..10_000 {
+        let executable = Executable::new(program.clone(), Backend::Jit);
+        assert_eq!(executable.backend(), Backend::Jit);
+        drop(executable);
+    }
+    let grown = resident_kib().saturating_sub(before);
+    // Every set maps at least a page of code: 10,000 leaked sets would be 40 MiB or more.
+    assert!(grown < 8 * 1024, "resident memory grew by {grown} KiB");
+}
+
+#[test]
+fn compiled_code_is_shared_across_threads() {
+    let executable = Arc::new(Executable::new(program(), Backend::Jit));
+    let reference = program();
+    let threads: Vec<_> = (0..4)
+        .map(|n| {
+            let executable = executable.clone();
+            let reference = reference.clone();
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    let command = if (i + n) % 3 == 0 { "rm -rf x" } else { "ls" };
+                    let mut call = Call::new("bash", json!({ "command": command, "cwd": "/tmp" }));
+                    call.agent.labels = vec![format!("ro:{}", i % 2)];
+                    assert_eq!(
+                        executable.evaluator().evaluate(&call),
+                        Evaluator::interpreted(&reference).evaluate(&call)
+                    );
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("no thread panicked");
+    }
+}
+
+#[test]
+fn every_generated_function_passes_the_verifier() {
+    let program = program();
+    let native = jit::compile(
+        &program,
+        JitOptions {
+            verify: true,
+            keep_clif: true,
+        },
+    )
+    .expect("verified");
+    assert_eq!(native.stats().compiled, 3);
+    assert_eq!(native.clif().len(), 3);
+    assert!(native.clif()[0].contains("call fn"), "{}", native.clif()[0]);
+}
+
+#[test]
+fn the_interpreter_backend_compiles_nothing() {
+    let executable = Executable::new(program(), Backend::Interp);
+    assert_eq!(executable.backend(), Backend::Interp);
+    assert!(executable.native().is_none());
+    assert!(executable.fallback().is_none());
+}
