@@ -101,6 +101,13 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         Just("(args.nums[2] ?? 9) > 1".to_string()),
         Just("args.n in args.nums".to_string()),
         Just("args.nums.contains(3)".to_string()),
+        // Tests that field scans answer for rules that start with them.
+        Just(r#"args.s.starts_with("/w")"#.to_string()),
+        Just(r#"args.s.ends_with("2")"#.to_string()),
+        Just(r#"args.s.contains("a")"#.to_string()),
+        Just(r#"args.e.contains("a")"#.to_string()),
+        Just(r#"args.s matches r"^[a-z]+\d*$""#.to_string()),
+        Just(r#"tool.starts_with("t")"#.to_string()),
     ];
     let leaf = leaf.prop_map(|x| format!("({x})"));
     if depth == 0 {
@@ -146,6 +153,7 @@ fn rule(index: usize) -> BoxedStrategy<String> {
     let condition = prop_oneof![
         1 => Just(String::new()),
         6 => bool_expr(3).prop_map(|c| format!("\n  when {c}")),
+        3 => (bool_expr(0), bool_expr(2)).prop_map(|(first, rest)| format!("\n  when {first} and {rest}")),
     ];
     (condition, 0..8usize, string_expr(1))
         .prop_map(move |(when, kind, message)| {

@@ -79,6 +79,10 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
             .count(),
         native.constants
     );
+    println!(
+        "  field scans  {} (ruling out {} rules without running them)",
+        native.scans, native.guarded
+    );
     for rule in &native.untranslated {
         println!("  interpreted  {rule}");
     }

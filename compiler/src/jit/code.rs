@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use cranelift_jit::JITModule;
 
-use super::cell::{Cell, Frame};
+use super::cell::{Cell, Frame, VALUE};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
-use crate::interp::Facts;
+use super::scan::Scans;
+use crate::interp::{Facts, Value};
 use crate::ir::{Program, RuleIr};
 
 /// A compiled condition: `(frame, fact cells) -> 1 | 0 | FAULT`.
@@ -60,6 +61,9 @@ pub struct Stats {
     /// Rules the translator could not express; they run in the interpreter.
     pub untranslated: Vec<String>,
     pub constants: usize,
+    /// Field scans (regex sets) and the rules they can rule out without running.
+    pub scans: usize,
+    pub guarded: usize,
     pub compile_time: Duration,
 }
 
@@ -67,6 +71,7 @@ pub struct Stats {
 /// and every call gets its own frame.
 pub struct NativeCode {
     conditions: Vec<Option<ConditionFn>>,
+    scans: Scans,
     constants: Vec<Arc<str>>,
     stats: Stats,
     clif: Vec<String>,
@@ -85,6 +90,7 @@ impl std::fmt::Debug for NativeCode {
 impl NativeCode {
     pub(super) fn new(
         conditions: Vec<Option<ConditionFn>>,
+        scans: Scans,
         constants: Vec<Arc<str>>,
         memory: CodeMemory,
         stats: Stats,
@@ -92,6 +98,7 @@ impl NativeCode {
     ) -> Self {
         NativeCode {
             conditions,
+            scans,
             constants,
             stats,
             clif,
@@ -121,6 +128,7 @@ impl NativeCode {
             frame,
             cells,
             base,
+            scanned: Vec::new(),
         })
     }
 }
@@ -132,6 +140,8 @@ pub struct NativeFrame<'a> {
     cells: Vec<Cell>,
     /// Values made by the facts; the rest are a rule's temporaries.
     base: usize,
+    /// Each scan's matches, made when a rule first needs them.
+    scanned: Vec<Option<regex::SetMatches>>,
 }
 
 impl NativeFrame<'_> {
@@ -140,6 +150,9 @@ impl NativeFrame<'_> {
     pub fn holds(&mut self, rule: &RuleIr) -> Option<bool> {
         if rule.condition.is_none() {
             return Some(true);
+        }
+        if self.ruled_out(rule) {
+            return Some(false);
         }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
         let frame: *mut Frame<'_> = &mut self.frame;
@@ -150,6 +163,34 @@ impl NativeFrame<'_> {
             FALSE => Some(false),
             _ => None,
         }
+    }
+
+    /// Whether the rule's guarding scan says its first test, and so its condition, is false.
+    fn ruled_out(&mut self, rule: &RuleIr) -> bool {
+        let Some(guard) = self.code.scans.guard(rule.index) else {
+            return false;
+        };
+        let Some(cell) = self.cells.get(guard.slot as usize) else {
+            return false;
+        };
+        let Some(Value::Str(text)) = (cell.tag == VALUE)
+            .then(|| usize::try_from(cell.bits).ok())
+            .flatten()
+            .and_then(|index| self.frame.values.get(index))
+        else {
+            return false;
+        };
+        let Some(scan) = self.code.scans.scans.get(guard.scan as usize) else {
+            return false;
+        };
+        if self.scanned.is_empty() {
+            self.scanned = vec![None; self.code.scans.scans.len()];
+        }
+        let Some(entry) = self.scanned.get_mut(guard.scan as usize) else {
+            return false;
+        };
+        let matches = entry.get_or_insert_with(|| scan.set.matches(text));
+        !matches.matched(guard.pattern as usize)
     }
 }
 

@@ -9,6 +9,7 @@ mod cell;
 mod code;
 mod helpers;
 mod module;
+mod scan;
 mod translate;
 
 pub use code::{NativeCode, NativeFrame, Stats};

@@ -13,6 +13,7 @@ use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use super::cell::{Cell, MISSING};
 use super::code::{CodeMemory, ConditionFn, NativeCode, Stats};
 use super::helpers;
+use super::scan::Scans;
 use super::translate::{Constants, FunctionTranslator, Untranslatable, scratch_cells, stack_slot};
 use crate::ir::{Program, RuleIr};
 
@@ -133,7 +134,10 @@ impl Jit {
                 *entry = Some(unsafe { super::code::condition_fn(address) });
             }
         }
+        let scans = Scans::build(program);
         let stats = Stats {
+            scans: scans.scans.len(),
+            guarded: scans.guards.iter().flatten().count(),
             rules: program.rules.len(),
             compiled: conditions.iter().flatten().count(),
             untranslated,
@@ -142,6 +146,7 @@ impl Jit {
         };
         Ok(NativeCode::new(
             conditions,
+            scans,
             constants.strings,
             CodeMemory::new(self.module),
             stats,
