@@ -15,10 +15,13 @@ pub mod ops;
 pub mod path;
 mod value;
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 
 use crate::ast::RuleKind;
 use crate::call::{Agent, Call, Status, ToolResult};
+use crate::check::Root;
 use crate::decision::{
     AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
     PostcheckStep, PrecheckOutcome, Veto,
@@ -136,12 +139,25 @@ impl<'p> Evaluator<'p> {
         self.native?.frame(self.program, facts)
     }
 
+    /// The agent as the rules read it, built only when some rule reads it.
+    fn agent_for<'a>(&self, call: CallRef<'a>) -> Cow<'a, Json> {
+        if self.program.reads(Root::Agent) {
+            call.agent_value()
+        } else {
+            Cow::Owned(Json::Null)
+        }
+    }
+
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
+    /// The call's facts are read once for the pre-checks, gates and concurrency rules.
     pub fn evaluate(&self, call: &Call) -> Outcome {
         let mut errors = Vec::new();
         let view = CallRef::from(call);
-        let precheck = self.precheck_with(view, &mut errors);
-        let gates = self.gates_with(view, &mut errors);
+        let agent = self.agent_for(view);
+        let mut reading = Reading::new(view, &agent);
+        let precheck = self.precheck_in(&mut reading, &mut errors);
+        let gates = self.gates_in(&mut reading, &mut errors);
+        let concurrent = self.concurrency_in(&mut reading);
         let postcheck = call
             .result
             .as_ref()
@@ -166,34 +182,30 @@ impl<'p> Evaluator<'p> {
             precheck: precheck.decision,
             matched: precheck.matched,
             gates,
-            concurrent: self.concurrency_safe(view),
+            concurrent,
             errors,
             postcheck,
         }
     }
 
     pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
-        self.precheck_with(call.into(), &mut Vec::new())
+        let call = call.into();
+        let agent = self.agent_for(call);
+        self.precheck_in(&mut Reading::new(call, &agent), &mut Vec::new())
     }
 
     /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours. A rule
     /// whose evaluation fails does not: failing closed here means running alone.
     pub fn concurrency_safe<'a>(&self, call: impl Into<CallRef<'a>>) -> bool {
         let call = call.into();
-        let mut rules = self.applicable(RuleKind::Concurrency, call.tool).peekable();
-        if rules.peek().is_none() {
-            return false;
-        }
-        let agent = call.agent_value();
-        let roots = self.roots(call, &agent, None);
-        let facts = Facts::fill(self.program, call.tool, &roots);
-        let mut native = self.native_frame(&facts);
-        let mut rules = rules;
-        rules.any(|rule| self.holds(rule, &facts, native.as_mut()).unwrap_or(false))
+        let agent = self.agent_for(call);
+        self.concurrency_in(&mut Reading::new(call, &agent))
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
-        self.gates_with(call.into(), &mut Vec::new())
+        let call = call.into();
+        let agent = self.agent_for(call);
+        self.gates_in(&mut Reading::new(call, &agent), &mut Vec::new())
     }
 
     pub fn postcheck<'a>(
@@ -204,18 +216,56 @@ impl<'p> Evaluator<'p> {
         self.postcheck_with(call.into(), result, &mut Vec::new())
     }
 
-    fn precheck_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> PrecheckOutcome {
-        let mut rules = self.applicable(RuleKind::Precheck, call.tool).peekable();
+    /// The call's facts (and their native frame), read when first needed.
+    fn facts<'r, 'a>(&self, reading: &'r mut Reading<'a>) -> &'r mut ReadFacts<'a>
+    where
+        'p: 'a,
+    {
+        reading.facts.get_or_insert_with(|| {
+            let roots = Roots {
+                args: reading.call.args,
+                agent: reading.agent,
+                context: reading.call.context,
+                result: None,
+            };
+            let facts = Facts::fill(self.program, reading.call.tool, &roots);
+            let native = self.native_frame(&facts);
+            ReadFacts { facts, native }
+        })
+    }
+
+    fn concurrency_in<'a>(&self, reading: &mut Reading<'a>) -> bool
+    where
+        'p: 'a,
+    {
+        let mut rules = self
+            .applicable(RuleKind::Concurrency, reading.call.tool)
+            .peekable();
+        if rules.peek().is_none() {
+            return false;
+        }
+        let ReadFacts { facts, native } = self.facts(reading);
+        rules.any(|rule| self.holds(rule, facts, native.as_mut()).unwrap_or(false))
+    }
+
+    fn precheck_in<'a>(
+        &self,
+        reading: &mut Reading<'a>,
+        errors: &mut Vec<EvalFailure>,
+    ) -> PrecheckOutcome
+    where
+        'p: 'a,
+    {
+        let mut rules = self
+            .applicable(RuleKind::Precheck, reading.call.tool)
+            .peekable();
         if rules.peek().is_none() {
             return decide(Vec::new());
         }
-        let agent = call.agent_value();
-        let roots = self.roots(call, &agent, None);
-        let facts = Facts::fill(self.program, call.tool, &roots);
-        let mut native = self.native_frame(&facts);
+        let ReadFacts { facts, native } = self.facts(reading);
         let mut matched = Vec::new();
         for rule in rules {
-            match self.fire(rule, &facts, native.as_mut()) {
+            match self.fire(rule, facts, native.as_mut()) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push(effect),
                 Err(error) => {
@@ -261,20 +311,22 @@ impl<'p> Evaluator<'p> {
         }))
     }
 
-    fn gates_with(&self, call: CallRef<'_>, errors: &mut Vec<EvalFailure>) -> Vec<Veto> {
-        let mut rules = self.applicable(RuleKind::Gate, call.tool).peekable();
+    fn gates_in<'a>(&self, reading: &mut Reading<'a>, errors: &mut Vec<EvalFailure>) -> Vec<Veto>
+    where
+        'p: 'a,
+    {
+        let mut rules = self
+            .applicable(RuleKind::Gate, reading.call.tool)
+            .peekable();
         if rules.peek().is_none() {
             return Vec::new();
         }
-        let agent = call.agent_value();
-        let roots = self.roots(call, &agent, None);
-        let facts = Facts::fill(self.program, call.tool, &roots);
-        let mut native = self.native_frame(&facts);
+        let ReadFacts { facts, native } = self.facts(reading);
         let mut vetoes = Vec::new();
         for rule in rules {
-            let mut evaluation = Evaluation::new(self.program, rule, &facts);
+            let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
-                if !self.holds(rule, &facts, native.as_mut())? {
+                if !self.holds(rule, facts, native.as_mut())? {
                     return Ok(None);
                 }
                 match rule.effects.first() {
@@ -326,8 +378,8 @@ impl<'p> Evaluator<'p> {
         };
         let mut rules = self.applicable(RuleKind::Postcheck, call.tool).peekable();
         let agent = match rules.peek() {
-            Some(_) => call.agent_value(),
-            None => std::borrow::Cow::Owned(Json::Null),
+            Some(_) => self.agent_for(call),
+            None => Cow::Owned(Json::Null),
         };
         for rule in rules {
             let result_json = current.to_json();
@@ -432,6 +484,28 @@ impl<'p> Evaluator<'p> {
             result,
         }
     }
+}
+
+/// One call as the stages without a result see it; its facts are read at most once.
+struct Reading<'a> {
+    call: CallRef<'a>,
+    agent: &'a Json,
+    facts: Option<ReadFacts<'a>>,
+}
+
+impl<'a> Reading<'a> {
+    fn new(call: CallRef<'a>, agent: &'a Json) -> Self {
+        Reading {
+            call,
+            agent,
+            facts: None,
+        }
+    }
+}
+
+struct ReadFacts<'a> {
+    facts: Facts<'a>,
+    native: Option<NativeFrame<'a>>,
 }
 
 /// The strictest match decides; among equals, the first in set order.
