@@ -369,13 +369,10 @@ impl Runtime {
             });
         }
         let snapshot = Snapshot::take(&self.policies);
-        let agent_json =
-            (!self.policies.is_empty()).then(|| sluice_compiler::interp::agent_json(call.agent()));
         let invocation = Invocation {
             call: &call,
             scopes: &scopes,
             snapshot: &snapshot,
-            agent_json: agent_json.as_ref(),
         };
 
         let violations = resolved.violations(call.args());

@@ -180,7 +180,6 @@ impl PolicyStage {
             args: call.args(),
             agent: call.agent(),
             context: call.context(),
-            agent_json: None,
         };
         policy.executable.evaluator().concurrency_safe(call)
     }
@@ -193,7 +192,6 @@ fn call_ref<'a>(invocation: &'a Invocation<'a>) -> CallRef<'a> {
         args: call.args(),
         agent: call.agent(),
         context: call.context(),
-        agent_json: invocation.agent_json,
     }
 }
 

@@ -57,8 +57,6 @@ pub struct Invocation<'a> {
     /// The agent's scope chain, innermost first.
     pub scopes: &'a [crate::registry::Scope],
     pub(crate) snapshot: &'a Snapshot,
-    /// The agent as policies read it, built once per call (when any policy is loaded).
-    pub(crate) agent_json: Option<&'a serde_json::Value>,
 }
 
 /// One link of the chain.

@@ -7,7 +7,8 @@ use serde_json::Value as Json;
 use super::ops::{self, Fault};
 use super::value::Value;
 use crate::ast::{Quantifier, Span};
-use crate::check::Const;
+use crate::call::Agent;
+use crate::check::{Const, Root};
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
@@ -19,9 +20,10 @@ pub struct EvalError {
 
 type Eval<'a> = Result<Value<'a>, EvalError>;
 
-/// The call's fields that the program reads, one per slot, filled once per call.
+/// The call's fields that the program reads, one per slot, each read and checked against its
+/// declared type once per call (or why it does not fit).
 pub struct Facts<'a> {
-    pub values: Vec<Option<&'a Json>>,
+    pub values: Vec<Result<Value<'a>, String>>,
     pub tool: &'a str,
 }
 
@@ -30,34 +32,45 @@ impl<'a> Facts<'a> {
         let values = program
             .slots
             .iter()
-            .map(|slot| roots.lookup(slot))
+            .map(|slot| ops::read_fact(slot, roots.lookup(slot), tool))
             .collect();
         Facts { values, tool }
     }
 }
 
-/// The JSON of each root for one call.
+/// Each root of one call.
 pub struct Roots<'a> {
     pub args: &'a Json,
-    pub agent: &'a Json,
+    pub agent: &'a Agent,
     pub context: &'a Json,
     pub result: Option<&'a Json>,
 }
 
 impl<'a> Roots<'a> {
-    fn lookup(&self, slot: &Slot) -> Option<&'a Json> {
-        use crate::check::Root;
+    /// The slot's value, `None` when the call does not have it.
+    fn lookup(&self, slot: &Slot) -> Option<Value<'a>> {
         let mut json = match slot.root {
             Root::Args => self.args,
-            Root::Agent => self.agent,
             Root::Context => self.context,
             Root::Result => self.result?,
             Root::Tool => return None,
+            // The agent is read from its fields: no JSON is built for it.
+            Root::Agent => {
+                return match slot.path.as_slice() {
+                    [field] => match &**field {
+                        "id" => Some(Value::Str(Cow::Borrowed(&self.agent.id))),
+                        "labels" => Some(Value::Strings(&self.agent.labels)),
+                        "presets" => Some(Value::Strings(&self.agent.presets)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+            }
         };
         for part in &slot.path {
             json = json.get(&**part)?;
         }
-        Some(json)
+        Some(Value::from_json(json))
     }
 }
 
@@ -200,14 +213,11 @@ where
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(Cow::Borrowed(&**s)),
             }),
-            Op::Fact(slot) => {
-                let index = slot.0 as usize;
-                let Some(decl) = program.slots.get(index) else {
-                    return self.fail(node, "internal: unknown slot".into());
-                };
-                let json = self.facts.values.get(index).copied().flatten();
-                self.check(node, &[], ops::read_fact(decl, json, self.facts.tool))
-            }
+            Op::Fact(slot) => match self.facts.values.get(slot.0 as usize) {
+                Some(Ok(value)) => Ok(value.clone()),
+                Some(Err(message)) => self.fail(node, message.clone()),
+                None => self.fail(node, "internal: unknown slot".into()),
+            },
             Op::Var(v) => Ok(self
                 .vars
                 .get(v.0 as usize)

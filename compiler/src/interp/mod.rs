@@ -15,13 +15,10 @@ pub mod ops;
 pub mod path;
 mod value;
 
-use std::borrow::Cow;
-
 use serde_json::Value as Json;
 
 use crate::ast::RuleKind;
 use crate::call::{Agent, Call, Status, ToolResult};
-use crate::check::Root;
 use crate::decision::{
     AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
     PostcheckStep, PrecheckOutcome, Veto,
@@ -48,8 +45,6 @@ pub struct CallRef<'a> {
     pub args: &'a Json,
     pub agent: &'a Agent,
     pub context: &'a Json,
-    /// The agent as JSON, when the caller built it once for several stages.
-    pub agent_json: Option<&'a Json>,
 }
 
 impl<'a> From<&'a Call> for CallRef<'a> {
@@ -59,21 +54,18 @@ impl<'a> From<&'a Call> for CallRef<'a> {
             args: &call.args,
             agent: &call.agent,
             context: &call.context,
-            agent_json: None,
         }
     }
 }
 
-/// A whole call's JSON roots: the agent and the result rendered as the rules read them.
+/// A whole call's roots: the result rendered as the rules read it.
 pub struct CallJson {
-    agent: Json,
     result: Option<Json>,
 }
 
 impl CallJson {
     pub fn of(call: &Call) -> Self {
         CallJson {
-            agent: agent_json(&call.agent),
             result: call.result.as_ref().map(ToolResult::to_json),
         }
     }
@@ -81,23 +73,9 @@ impl CallJson {
     pub fn roots<'a>(&'a self, call: &'a Call) -> Roots<'a> {
         Roots {
             args: &call.args,
-            agent: &self.agent,
+            agent: &call.agent,
             context: &call.context,
             result: self.result.as_ref(),
-        }
-    }
-}
-
-/// The agent as the rules read it.
-pub fn agent_json(agent: &Agent) -> Json {
-    serde_json::json!({ "id": agent.id, "labels": agent.labels, "presets": agent.presets })
-}
-
-impl<'a> CallRef<'a> {
-    fn agent_value(&self) -> std::borrow::Cow<'a, Json> {
-        match self.agent_json {
-            Some(json) => std::borrow::Cow::Borrowed(json),
-            None => std::borrow::Cow::Owned(agent_json(self.agent)),
         }
     }
 }
@@ -139,22 +117,12 @@ impl<'p> Evaluator<'p> {
         self.native?.frame(self.program, facts)
     }
 
-    /// The agent as the rules read it, built only when some rule reads it.
-    fn agent_for<'a>(&self, call: CallRef<'a>) -> Cow<'a, Json> {
-        if self.program.reads(Root::Agent) {
-            call.agent_value()
-        } else {
-            Cow::Owned(Json::Null)
-        }
-    }
-
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
     /// The call's facts are read once for the pre-checks, gates and concurrency rules.
     pub fn evaluate(&self, call: &Call) -> Outcome {
         let mut errors = Vec::new();
         let view = CallRef::from(call);
-        let agent = self.agent_for(view);
-        let mut reading = Reading::new(view, &agent);
+        let mut reading = Reading::new(view);
         let precheck = self.precheck_in(&mut reading, &mut errors);
         let gates = self.gates_in(&mut reading, &mut errors);
         let concurrent = self.concurrency_in(&mut reading);
@@ -189,23 +157,17 @@ impl<'p> Evaluator<'p> {
     }
 
     pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
-        let call = call.into();
-        let agent = self.agent_for(call);
-        self.precheck_in(&mut Reading::new(call, &agent), &mut Vec::new())
+        self.precheck_in(&mut Reading::new(call.into()), &mut Vec::new())
     }
 
     /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours. A rule
     /// whose evaluation fails does not: failing closed here means running alone.
     pub fn concurrency_safe<'a>(&self, call: impl Into<CallRef<'a>>) -> bool {
-        let call = call.into();
-        let agent = self.agent_for(call);
-        self.concurrency_in(&mut Reading::new(call, &agent))
+        self.concurrency_in(&mut Reading::new(call.into()))
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
-        let call = call.into();
-        let agent = self.agent_for(call);
-        self.gates_in(&mut Reading::new(call, &agent), &mut Vec::new())
+        self.gates_in(&mut Reading::new(call.into()), &mut Vec::new())
     }
 
     pub fn postcheck<'a>(
@@ -222,12 +184,7 @@ impl<'p> Evaluator<'p> {
         'p: 'a,
     {
         reading.facts.get_or_insert_with(|| {
-            let roots = Roots {
-                args: reading.call.args,
-                agent: reading.agent,
-                context: reading.call.context,
-                result: None,
-            };
+            let roots = self.roots(reading.call, None);
             let facts = Facts::fill(self.program, reading.call.tool, &roots);
             let native = self.native_frame(&facts);
             ReadFacts { facts, native }
@@ -376,14 +333,10 @@ impl<'p> Evaluator<'p> {
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let mut rules = self.applicable(RuleKind::Postcheck, call.tool).peekable();
-        let agent = match rules.peek() {
-            Some(_) => self.agent_for(call),
-            None => Cow::Owned(Json::Null),
-        };
+        let rules = self.applicable(RuleKind::Postcheck, call.tool);
         for rule in rules {
             let result_json = current.to_json();
-            let roots = self.roots(call, &agent, Some(&result_json));
+            let roots = self.roots(call, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
             let mut native = self.native_frame(&facts);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
@@ -476,10 +429,10 @@ impl<'p> Evaluator<'p> {
         self.program.rules_for(kind, tool)
     }
 
-    fn roots<'a>(&self, call: CallRef<'a>, agent: &'a Json, result: Option<&'a Json>) -> Roots<'a> {
+    fn roots<'a>(&self, call: CallRef<'a>, result: Option<&'a Json>) -> Roots<'a> {
         Roots {
             args: call.args,
-            agent,
+            agent: call.agent,
             context: call.context,
             result,
         }
@@ -489,17 +442,12 @@ impl<'p> Evaluator<'p> {
 /// One call as the stages without a result see it; its facts are read at most once.
 struct Reading<'a> {
     call: CallRef<'a>,
-    agent: &'a Json,
     facts: Option<ReadFacts<'a>>,
 }
 
 impl<'a> Reading<'a> {
-    fn new(call: CallRef<'a>, agent: &'a Json) -> Self {
-        Reading {
-            call,
-            agent,
-            facts: None,
-        }
+    fn new(call: CallRef<'a>) -> Self {
+        Reading { call, facts: None }
     }
 }
 

@@ -68,11 +68,15 @@ pub fn string<'v, 'a>(operand: usize, value: &'v Value<'a>) -> Result<&'v str, F
 
 /// A fact as read from the call, checked against its declared type: a call that does not match
 /// its tool's declaration fails closed instead of being misread.
-pub fn read_fact<'a>(decl: &Slot, json: Option<&'a Json>, tool: &'a str) -> OpResult<'a> {
+pub fn read_fact<'a>(
+    decl: &Slot,
+    found: Option<Value<'a>>,
+    tool: &'a str,
+) -> Result<Value<'a>, String> {
     if decl.root == Root::Tool {
         return Ok(Value::Str(Cow::Borrowed(tool)));
     }
-    let value = json.map_or(Value::Missing, Value::from_json);
+    let value = found.unwrap_or(Value::Missing);
     let fits = match (decl.ty.required(), &value) {
         (_, Value::Missing | Value::Null) => {
             decl.ty.is_optional() || decl.ty == Ty::Json || decl.ty == Ty::Null
@@ -83,7 +87,7 @@ pub fn read_fact<'a>(decl: &Slot, json: Option<&'a Json>, tool: &'a str) -> OpRe
         (Ty::Int, Value::Int(_)) => true,
         (Ty::Float, Value::Int(_) | Value::Float(_)) => true,
         (Ty::Bool, Value::Bool(_)) => true,
-        (Ty::List(_), Value::Json(Json::Array(_))) => true,
+        (Ty::List(_), Value::Json(Json::Array(_)) | Value::Strings(_)) => true,
         (Ty::Record(_), Value::Json(Json::Object(_))) => true,
         _ => false,
     };
@@ -91,14 +95,14 @@ pub fn read_fact<'a>(decl: &Slot, json: Option<&'a Json>, tool: &'a str) -> OpRe
         return Ok(value);
     }
     let field = decl.describe();
-    Err(Fault::Failed(match value {
+    Err(match value {
         Value::Missing | Value::Null => format!("`{field}` is missing"),
         other => format!(
             "`{field}` should be `{}`, found {}",
             decl.ty,
             other.type_name()
         ),
-    }))
+    })
 }
 
 pub fn member<'a>(base: &Value<'a>, field: &str) -> OpResult<'a> {

@@ -18,6 +18,8 @@ pub enum Value<'a> {
     Json(&'a Json),
     /// A list built by the policy.
     List(Rc<[Value<'a>]>),
+    /// A list of strings the call holds outside JSON (the agent's labels).
+    Strings(&'a [String]),
     /// JSON built by the policy (`replace value`).
     Owned(Rc<Json>),
 }
@@ -44,7 +46,7 @@ impl<'a> Value<'a> {
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "string",
-            Value::Json(Json::Array(_)) | Value::List(_) => "list",
+            Value::Json(Json::Array(_)) | Value::List(_) | Value::Strings(_) => "list",
             Value::Json(_) | Value::Owned(_) => "object",
         }
     }
@@ -67,6 +69,34 @@ impl<'a> Value<'a> {
         match self {
             Value::List(items) => Some(items.to_vec()),
             Value::Json(Json::Array(items)) => Some(items.iter().map(Value::from_json).collect()),
+            Value::Strings(items) => Some(
+                items
+                    .iter()
+                    .map(|s| Value::Str(Cow::Borrowed(s.as_str())))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The number of elements of a list value, without copying it.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Value::List(items) => Some(items.len()),
+            Value::Json(Json::Array(items)) => Some(items.len()),
+            Value::Strings(items) => Some(items.len()),
+            _ => None,
+        }
+    }
+
+    /// One element of a list value, without copying the list.
+    pub fn element(&self, index: usize) -> Option<Value<'a>> {
+        match self {
+            Value::List(items) => items.get(index).cloned(),
+            Value::Json(Json::Array(items)) => items.get(index).map(Value::from_json),
+            Value::Strings(items) => items
+                .get(index)
+                .map(|s| Value::Str(Cow::Borrowed(s.as_str()))),
             _ => None,
         }
     }
@@ -80,6 +110,9 @@ impl<'a> Value<'a> {
                     .iter()
                     .any(|item| Value::from_json(item).equals(needle)),
             ),
+            Value::Strings(items) => {
+                Some(matches!(needle, Value::Str(text) if items.iter().any(|item| item == text)))
+            }
             _ => None,
         }
     }
@@ -94,6 +127,7 @@ impl<'a> Value<'a> {
             Value::Str(s) => Json::String(s.to_string()),
             Value::Json(j) => (*j).clone(),
             Value::List(items) => Json::Array(items.iter().map(Value::to_json).collect()),
+            Value::Strings(items) => Json::Array(items.iter().cloned().map(Json::String).collect()),
             Value::Owned(j) => (**j).clone(),
         }
     }

@@ -8,9 +8,6 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value as Json;
-
-use crate::interp::ops;
 use crate::interp::{Facts, Value};
 use crate::ir::Program;
 
@@ -59,15 +56,12 @@ impl<'a> Frame<'a> {
             .slots
             .iter()
             .enumerate()
-            .map(|(index, decl)| {
-                let json: Option<&'a Json> = facts.values.get(index).copied().flatten();
-                match ops::read_fact(decl, json, facts.tool) {
-                    Ok(value) => self.cell(value),
-                    Err(_) => Cell {
-                        tag: FAULT,
-                        bits: 0,
-                    },
-                }
+            .map(|(index, _)| match facts.values.get(index) {
+                Some(Ok(value)) => self.cell(value.clone()),
+                _ => Cell {
+                    tag: FAULT,
+                    bits: 0,
+                },
             })
             .collect()
     }

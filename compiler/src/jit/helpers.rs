@@ -272,13 +272,11 @@ fn apply<'a>(
 }
 
 extern "C" fn sluice_length(frame: *mut Frame<'_>, tag: i64, bits: i64) -> i64 {
-    guarded_or(-1, frame, |frame| match frame.value(cell(tag, bits)) {
-        Some(list) => match &*list {
-            Value::List(items) => items.len() as i64,
-            Value::Json(serde_json::Value::Array(items)) => items.len() as i64,
-            _ => -1,
-        },
-        None => -1,
+    guarded_or(-1, frame, |frame| {
+        frame
+            .value(cell(tag, bits))
+            .and_then(|list| list.len())
+            .map_or(-1, |len| len as i64)
     })
 }
 
@@ -297,13 +295,9 @@ extern "C" fn sluice_element(
         let Ok(index) = usize::try_from(index) else {
             return FAULT;
         };
-        let item = match frame.value(cell(tag, bits)).as_deref() {
-            Some(Value::List(items)) => items.get(index).cloned(),
-            Some(Value::Json(serde_json::Value::Array(items))) => {
-                items.get(index).map(Value::from_json)
-            }
-            _ => None,
-        };
+        let item = frame
+            .value(cell(tag, bits))
+            .and_then(|list| list.element(index));
         match item {
             Some(item) => {
                 *out = frame.cell(item);
