@@ -175,7 +175,7 @@ fn rule(index: usize) -> BoxedStrategy<String> {
 }
 
 fn policy() -> BoxedStrategy<String> {
-    (1..6usize)
+    (1..9usize)
         .prop_flat_map(|count| (0..count).map(rule).collect::<Vec<_>>())
         .prop_map(|rules| format!("{DECLARATIONS}\n{}\n", rules.join("\n\n")))
         .boxed()

@@ -178,6 +178,23 @@ impl<'p> Evaluator<'p> {
         self.postcheck_with(call.into(), result, &mut Vec::new())
     }
 
+    /// The applicable rules, narrowed by the native code's field scans to those that may match.
+    fn narrowed<I: Iterator<Item = &'p RuleIr>>(
+        &self,
+        applicable: I,
+        native: &mut Option<NativeFrame<'_>>,
+        kind: RuleKind,
+        tool: &str,
+    ) -> Narrowed<'p, I> {
+        match native
+            .as_mut()
+            .and_then(|frame| frame.candidates(kind, tool))
+        {
+            Some(chosen) => Narrowed::Chosen(self.program, chosen.into_iter()),
+            None => Narrowed::All(applicable),
+        }
+    }
+
     /// The call's facts (and their native frame), read when first needed.
     fn facts<'r, 'a>(&self, reading: &'r mut Reading<'a>) -> &'r mut ReadFacts<'a>
     where
@@ -201,7 +218,9 @@ impl<'p> Evaluator<'p> {
         if rules.peek().is_none() {
             return false;
         }
+        let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
+        let mut rules = self.narrowed(rules, native, RuleKind::Concurrency, tool);
         rules.any(|rule| self.holds(rule, facts, native.as_mut()).unwrap_or(false))
     }
 
@@ -219,7 +238,9 @@ impl<'p> Evaluator<'p> {
         if rules.peek().is_none() {
             return decide(Vec::new());
         }
+        let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
+        let rules = self.narrowed(rules, native, RuleKind::Precheck, tool);
         let mut matched = Vec::new();
         for rule in rules {
             match self.fire(rule, facts, native.as_mut()) {
@@ -278,7 +299,9 @@ impl<'p> Evaluator<'p> {
         if rules.peek().is_none() {
             return Vec::new();
         }
+        let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
+        let rules = self.narrowed(rules, native, RuleKind::Gate, tool);
         let mut vetoes = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
@@ -435,6 +458,25 @@ impl<'p> Evaluator<'p> {
             agent: call.agent,
             context: call.context,
             result,
+        }
+    }
+}
+
+/// The rules a stage runs: every applicable one, or those the scans chose.
+enum Narrowed<'p, I> {
+    All(I),
+    Chosen(&'p Program, std::vec::IntoIter<u32>),
+}
+
+impl<'p, I: Iterator<Item = &'p RuleIr>> Iterator for Narrowed<'p, I> {
+    type Item = &'p RuleIr;
+
+    fn next(&mut self) -> Option<&'p RuleIr> {
+        match self {
+            Narrowed::All(rules) => rules.next(),
+            Narrowed::Chosen(program, chosen) => {
+                chosen.find_map(|index| program.rules.get(index as usize))
+            }
         }
     }
 }

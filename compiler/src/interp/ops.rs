@@ -5,7 +5,7 @@
 //! value-level operation; the backends differ only in control flow, which differential tests
 //! compare.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -136,9 +136,10 @@ pub fn list<'a>(items: Vec<Value<'a>>) -> Value<'a> {
     Value::List(Rc::from(items))
 }
 
-pub fn concat<'a>(parts: &[Value<'a>]) -> OpResult<'a> {
+pub fn concat<'a, V: Borrow<Value<'a>>>(parts: &[V]) -> OpResult<'a> {
     let mut out = String::new();
     for (n, part) in parts.iter().enumerate() {
+        let part = part.borrow();
         present(n, part)?;
         out.push_str(&part.render());
     }
@@ -229,9 +230,9 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
 }
 
 /// A builtin function applied to its evaluated arguments.
-pub fn builtin<'a>(builtin: Builtin, args: &[Value<'a>]) -> OpResult<'a> {
+pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResult<'a> {
     let arg = |n: usize| {
-        args.get(n).ok_or_else(|| {
+        args.get(n).map(Borrow::borrow).ok_or_else(|| {
             Fault::Failed(format!("internal: `{}` lacks an argument", builtin.name()))
         })
     };

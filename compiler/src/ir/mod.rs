@@ -174,7 +174,7 @@ pub struct Dispatch {
     open: [Vec<u32>; 4],
 }
 
-fn kind_index(kind: RuleKind) -> usize {
+pub fn kind_index(kind: RuleKind) -> usize {
     match kind {
         RuleKind::Precheck => 0,
         RuleKind::Gate => 1,
@@ -207,6 +207,24 @@ impl Dispatch {
         }
         dispatch
     }
+
+    /// The rules of a kind that name `tool` exactly, in set order.
+    pub fn exact(&self, tool: &str, kind: RuleKind) -> &[u32] {
+        self.by_tool
+            .get(tool)
+            .and_then(|lists| lists.get(kind_index(kind)))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The rules of a kind with a glob or `*`, in set order.
+    pub fn open(&self, kind: RuleKind) -> &[u32] {
+        self.open.get(kind_index(kind)).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every tool some rule names exactly.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.by_tool.keys()
+    }
 }
 
 impl Program {
@@ -225,30 +243,27 @@ impl Program {
         kind: RuleKind,
         tool: &'t str,
     ) -> impl Iterator<Item = &'s RuleIr> + use<'s, 't> {
-        let kind = kind_index(kind);
-        let exact: &[u32] = self
-            .dispatch
-            .by_tool
-            .get(tool)
-            .and_then(|lists| lists.get(kind))
-            .map_or(&[], Vec::as_slice);
-        let open: &[u32] = self.dispatch.open.get(kind).map_or(&[], Vec::as_slice);
+        let exact = self.dispatch.exact(tool, kind);
+        let open = self.dispatch.open(kind);
+        // A rule from the exact list names the tool; only glob rules need matching.
         MergeSorted { a: exact, b: open }
-            .filter_map(|index| self.rules.get(index as usize))
-            .filter(move |rule| rule.applies_to(tool))
+            .filter_map(|(index, named)| Some((self.rules.get(index as usize)?, named)))
+            .filter(move |(rule, named)| *named || rule.applies_to(tool))
+            .map(|(rule, _)| rule)
     }
 }
 
-/// The union of two ascending index lists, ascending (a rule in both appears once).
+/// The union of two ascending index lists, ascending (a rule in both appears once), each with
+/// whether it came from the first list.
 struct MergeSorted<'a> {
     a: &'a [u32],
     b: &'a [u32],
 }
 
 impl Iterator for MergeSorted<'_> {
-    type Item = u32;
+    type Item = (u32, bool);
 
-    fn next(&mut self) -> Option<u32> {
+    fn next(&mut self) -> Option<(u32, bool)> {
         match (self.a.split_first(), self.b.split_first()) {
             (Some((&x, rest_a)), Some((&y, rest_b))) => {
                 if x <= y {
@@ -256,19 +271,19 @@ impl Iterator for MergeSorted<'_> {
                     if x == y {
                         self.b = rest_b;
                     }
-                    Some(x)
+                    Some((x, true))
                 } else {
                     self.b = rest_b;
-                    Some(y)
+                    Some((y, false))
                 }
             }
             (Some((&x, rest)), None) => {
                 self.a = rest;
-                Some(x)
+                Some((x, true))
             }
             (None, Some((&y, rest))) => {
                 self.b = rest;
-                Some(y)
+                Some((y, false))
             }
             (None, None) => None,
         }

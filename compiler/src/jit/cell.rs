@@ -46,7 +46,7 @@ impl<'a> Frame<'a> {
         Frame {
             program,
             consts,
-            values: Vec::new(),
+            values: Vec::with_capacity(program.slots.len() + 4),
         }
     }
 

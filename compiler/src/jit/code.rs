@@ -11,6 +11,7 @@ use super::cell::{Cell, Frame, VALUE};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
 use super::scan::Scans;
+use crate::ast::RuleKind;
 use crate::interp::{Facts, Value};
 use crate::ir::{Program, RuleIr};
 
@@ -141,7 +142,14 @@ pub struct NativeFrame<'a> {
     /// Values made by the facts; the rest are a rule's temporaries.
     base: usize,
     /// Each scan's matches, made when a rule first needs them.
-    scanned: Vec<Option<regex::SetMatches>>,
+    scanned: Vec<Option<Scanned>>,
+}
+
+/// What one scan found in its field.
+#[derive(Clone, Debug)]
+enum Scanned {
+    Nothing,
+    Found(regex::SetMatches),
 }
 
 impl NativeFrame<'_> {
@@ -165,32 +173,84 @@ impl NativeFrame<'_> {
         }
     }
 
+    /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
+    /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
+    /// scanned test matched (all of a scan's rules when its field holds no string). `None`: no
+    /// scan serves this tool and kind; every applicable rule must run.
+    pub fn candidates(&mut self, kind: RuleKind, tool: &str) -> Option<Vec<u32>> {
+        let code = self.code;
+        let program = self.frame.program;
+        let plan = code.scans.plan(tool, kind)?;
+        let mut chosen = plan.rest.clone();
+        chosen.extend(
+            program
+                .dispatch
+                .open(kind)
+                .iter()
+                .copied()
+                .filter(|&index| {
+                    program
+                        .rules
+                        .get(index as usize)
+                        .is_some_and(|rule| rule.applies_to(tool))
+                }),
+        );
+        for &id in &plan.scans {
+            let Some(scan) = code.scans.scans.get(id as usize) else {
+                continue;
+            };
+            match self.scanned(id, scan.slot) {
+                None => chosen.extend(&scan.all_rules),
+                Some(Scanned::Nothing) => {}
+                Some(Scanned::Found(matches)) => {
+                    for pattern in matches.iter() {
+                        chosen.extend(scan.rules.get(pattern).into_iter().flatten());
+                    }
+                }
+            }
+        }
+        chosen.sort_unstable();
+        chosen.dedup();
+        Some(chosen)
+    }
+
+    /// What the scan found in the field; `None` when the field holds no string.
+    fn scanned(&mut self, id: u32, slot: u32) -> Option<&Scanned> {
+        let cell = self.cells.get(slot as usize)?;
+        if cell.tag != VALUE {
+            return None;
+        }
+        let Some(Value::Str(text)) = usize::try_from(cell.bits)
+            .ok()
+            .and_then(|index| self.frame.values.get(index))
+        else {
+            return None;
+        };
+        let scan = self.code.scans.scans.get(id as usize)?;
+        if self.scanned.is_empty() {
+            self.scanned = vec![None; self.code.scans.scans.len()];
+        }
+        let entry = self.scanned.get_mut(id as usize)?;
+        Some(entry.get_or_insert_with(|| {
+            // Most calls match nothing: a plain match stops early and settles that.
+            if scan.set.is_match(text) {
+                Scanned::Found(scan.set.matches(text))
+            } else {
+                Scanned::Nothing
+            }
+        }))
+    }
+
     /// Whether the rule's guarding scan says its first test, and so its condition, is false.
     fn ruled_out(&mut self, rule: &RuleIr) -> bool {
         let Some(guard) = self.code.scans.guard(rule.index) else {
             return false;
         };
-        let Some(cell) = self.cells.get(guard.slot as usize) else {
-            return false;
-        };
-        let Some(Value::Str(text)) = (cell.tag == VALUE)
-            .then(|| usize::try_from(cell.bits).ok())
-            .flatten()
-            .and_then(|index| self.frame.values.get(index))
-        else {
-            return false;
-        };
-        let Some(scan) = self.code.scans.scans.get(guard.scan as usize) else {
-            return false;
-        };
-        if self.scanned.is_empty() {
-            self.scanned = vec![None; self.code.scans.scans.len()];
+        match self.scanned(guard.scan, guard.slot) {
+            None => false,
+            Some(Scanned::Nothing) => true,
+            Some(Scanned::Found(matches)) => !matches.matched(guard.pattern as usize),
         }
-        let Some(entry) = self.scanned.get_mut(guard.scan as usize) else {
-            return false;
-        };
-        let matches = entry.get_or_insert_with(|| scan.set.matches(text));
-        !matches.matched(guard.pattern as usize)
     }
 }
 

@@ -7,6 +7,7 @@
 //! for helpers that write a cell. A panic inside a helper is caught and becomes a fault, because
 //! unwinding into generated code is undefined.
 
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::cell::{Cell, Frame};
@@ -222,14 +223,30 @@ extern "C" fn sluice_apply(
         (args, out)
     };
     guarded(frame, |frame| {
-        let mut values = Vec::with_capacity(args.len());
-        for arg in args {
-            match frame.value(*arg) {
-                Some(value) => values.push(value.into_owned()),
+        let result = match args {
+            // The common arities borrow their operands from the frame; only longer argument
+            // lists (string interpolation, list literals) are copied.
+            [] => apply(frame, code, extra, &[]),
+            [a] => match frame.value(*a) {
+                Some(a) => apply(frame, code, extra, &[a]),
                 None => return FAULT,
+            },
+            [a, b] => match (frame.value(*a), frame.value(*b)) {
+                (Some(a), Some(b)) => apply(frame, code, extra, &[a, b]),
+                _ => return FAULT,
+            },
+            _ => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    match frame.value(*arg) {
+                        Some(value) => values.push(value),
+                        None => return FAULT,
+                    }
+                }
+                apply(frame, code, extra, &values)
             }
-        }
-        match apply(frame, code, extra, values) {
+        };
+        match result {
             Ok(value) => {
                 *out = frame.cell(value);
                 OK
@@ -243,29 +260,32 @@ fn apply<'a>(
     frame: &Frame<'a>,
     code: i64,
     extra: i64,
-    values: Vec<Value<'a>>,
+    values: &[Cow<'_, Value<'a>>],
 ) -> Result<Value<'a>, ops::Fault> {
     let internal = || ops::Fault::Failed("internal: malformed helper call".into());
     let extra_index = usize::try_from(extra).map_err(|_| internal());
-    let first = values.first().cloned().unwrap_or(Value::Missing);
-    let second = values.get(1).cloned().unwrap_or(Value::Missing);
+    let missing = Value::Missing;
+    let first: &Value<'a> = values.first().map_or(&missing, |v| v);
+    let second: &Value<'a> = values.get(1).map_or(&missing, |v| v);
     match code {
         c if c == Apply::Member as i64 => {
             let field = frame.consts.get(extra_index?).ok_or_else(internal)?;
-            ops::member(&first, field)
+            ops::member(first, field)
         }
-        c if c == Apply::Index as i64 => ops::index(&first, &second),
-        c if c == Apply::List as i64 => Ok(ops::list(values)),
-        c if c == Apply::Concat as i64 => ops::concat(&values),
-        c if c == Apply::Add as i64 => ops::add(&first, &second),
-        c if c == Apply::In as i64 => ops::contained(&first, &second).map(Value::Bool),
+        c if c == Apply::Index as i64 => ops::index(first, second),
+        c if c == Apply::List as i64 => Ok(ops::list(
+            values.iter().map(|v| v.clone().into_owned()).collect(),
+        )),
+        c if c == Apply::Concat as i64 => ops::concat(values),
+        c if c == Apply::Add as i64 => ops::add(first, second),
+        c if c == Apply::In as i64 => ops::contained(first, second).map(Value::Bool),
         c if c == Apply::Builtin as i64 => {
             let builtin = Builtin::ALL.get(extra_index?).ok_or_else(internal)?;
-            ops::builtin(*builtin, &values)
+            ops::builtin(*builtin, values)
         }
         c if c == Apply::Redact as i64 => {
             let regex = frame.program.regexes.get(extra_index?);
-            ops::redact(&first, regex, &second)
+            ops::redact(first, regex, second)
         }
         _ => Err(internal()),
     }

@@ -1,5 +1,6 @@
-//! Field scans: the literal and regex tests of one field, combined into one regex set per tool,
-//! so that each field is scanned once per call however many rules test it.
+//! Field scans: the literal and regex tests of one field, combined into one regex set per tool
+//! and rule kind, so that each field is scanned once per call however many rules test it, and
+//! only the rules whose test matched run.
 //!
 //! A rule whose condition starts with such a test (the test alone, or the leftmost operand of a
 //! chain of `and`) is guarded by it: when the scan says the test is false, the condition is
@@ -12,8 +13,9 @@ use std::sync::Arc;
 use regex::RegexSetBuilder;
 use rustc_hash::FxHashMap;
 
+use crate::ast::RuleKind;
 use crate::check::{Builtin, Const, Ty};
-use crate::ir::{NodeId, Op, Program, RuleIr};
+use crate::ir::{NodeId, Op, Program, RuleIr, kind_index};
 
 /// Regex sets are built with this size limit; a set that would exceed it is not built, and its
 /// rules simply run unguarded.
@@ -27,57 +29,89 @@ pub struct Guard {
     pub slot: u32,
 }
 
-/// One field of one tool's rules: every test on it as a pattern of one set.
+/// One field of one tool's rules of one kind: every test on it as a pattern of one set.
 #[derive(Debug)]
 pub struct Scan {
+    pub slot: u32,
     pub set: regex::RegexSet,
+    /// The rules each pattern guards, in set order.
+    pub rules: Vec<Vec<u32>>,
+    /// Every rule the scan guards, in set order: they all run when the field is no string.
+    pub all_rules: Vec<u32>,
 }
 
-/// The tool a group's rules alone name (`None`: open rules), and the field.
-type Group = (Option<Arc<str>>, u32);
+/// How to find the rules of one kind for one tool that may match a call.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The scans of the rules that name the tool.
+    pub scans: Vec<u32>,
+    /// The rules that name the tool and no scan answers for: they always run.
+    pub rest: Vec<u32>,
+}
 
 #[derive(Debug, Default)]
 pub struct Scans {
     pub scans: Vec<Scan>,
     /// Per rule, by index in the program.
     pub guards: Vec<Option<Guard>>,
+    /// Per tool that rules name exactly, per kind.
+    plans: FxHashMap<Arc<str>, [Option<Plan>; 4]>,
 }
+
+/// The tool a group's rules alone name (`None`: rules that name several, or globs), their kind,
+/// and the field.
+type Group = (Option<Arc<str>>, usize, u32);
 
 impl Scans {
     pub fn build(program: &Program) -> Scans {
-        // Per group, its patterns; per rule, its group and pattern.
-        let mut groups: FxHashMap<Group, Vec<String>> = FxHashMap::default();
+        // Per group, its patterns and the rules behind each; per rule, its group and pattern.
+        let mut groups: FxHashMap<Group, Vec<(String, Vec<u32>)>> = FxHashMap::default();
         let mut wanted: Vec<Option<(Group, u32)>> = Vec::new();
         for rule in &program.rules {
             let test = rule
                 .condition
                 .and_then(|condition| first_test(program, rule, condition));
             wanted.push(test.map(|(slot, pattern)| {
-                let key = (home_tool(rule), slot);
+                let key = (home_tool(rule), kind_index(rule.meta.kind), slot);
                 let patterns = groups.entry(key.clone()).or_default();
-                let index = patterns
-                    .iter()
-                    .position(|p| *p == pattern)
-                    .unwrap_or_else(|| {
-                        patterns.push(pattern);
+                let index = match patterns.iter().position(|(p, _)| *p == pattern) {
+                    Some(index) => index,
+                    None => {
+                        patterns.push((pattern, Vec::new()));
                         patterns.len() - 1
-                    });
+                    }
+                };
+                if let Some((_, rules)) = patterns.get_mut(index) {
+                    rules.push(rule.index);
+                }
                 (key, index as u32)
             }));
         }
         let mut scans = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
         for (key, patterns) in groups {
-            let Ok(set) = RegexSetBuilder::new(&patterns)
+            // One test is answered as fast by running the rule; a scan pays off from two.
+            if patterns.len() < 2 {
+                continue;
+            }
+            let Ok(set) = RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
                 .size_limit(SET_SIZE_LIMIT)
                 .build()
             else {
                 continue;
             };
+            let rules: Vec<Vec<u32>> = patterns.into_iter().map(|(_, rules)| rules).collect();
+            let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
+            all_rules.sort_unstable();
             scan_of.insert(key.clone(), scans.len() as u32);
-            scans.push(Scan { set });
+            scans.push(Scan {
+                slot: key.2,
+                set,
+                rules,
+                all_rules,
+            });
         }
-        let guards = wanted
+        let guards: Vec<Option<Guard>> = wanted
             .into_iter()
             .map(|test| {
                 let (key, pattern) = test?;
@@ -85,16 +119,72 @@ impl Scans {
                 Some(Guard {
                     scan,
                     pattern,
-                    slot: key.1,
+                    slot: key.2,
                 })
             })
             .collect();
-        Scans { scans, guards }
+        let plans = plans(program, &scan_of, &guards);
+        Scans {
+            scans,
+            guards,
+            plans,
+        }
     }
 
     pub fn guard(&self, rule: u32) -> Option<Guard> {
         self.guards.get(rule as usize).copied().flatten()
     }
+
+    pub fn plan(&self, tool: &str, kind: RuleKind) -> Option<&Plan> {
+        self.plans.get(tool)?.get(kind_index(kind))?.as_ref()
+    }
+}
+
+/// For each tool and kind with at least one scan: its scans, and the rules no scan answers for.
+fn plans(
+    program: &Program,
+    scan_of: &FxHashMap<Group, u32>,
+    guards: &[Option<Guard>],
+) -> FxHashMap<Arc<str>, [Option<Plan>; 4]> {
+    let mut plans: FxHashMap<Arc<str>, [Option<Plan>; 4]> = FxHashMap::default();
+    for tool in program.dispatch.tools() {
+        for kind in [
+            RuleKind::Precheck,
+            RuleKind::Gate,
+            RuleKind::Postcheck,
+            RuleKind::Concurrency,
+        ] {
+            let kind_at = kind_index(kind);
+            let mut plan = Plan::default();
+            for (key, &scan) in scan_of {
+                if key.0.as_deref() == Some(&**tool) && key.1 == kind_at {
+                    plan.scans.push(scan);
+                }
+            }
+            if plan.scans.is_empty() {
+                continue;
+            }
+            plan.scans.sort_unstable();
+            let answered = |rule: u32| {
+                guards
+                    .get(rule as usize)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|guard| plan.scans.contains(&guard.scan))
+            };
+            plan.rest = program
+                .dispatch
+                .exact(tool, kind)
+                .iter()
+                .copied()
+                .filter(|&rule| !answered(rule))
+                .collect();
+            if let Some(entry) = plans.entry(tool.clone()).or_default().get_mut(kind_at) {
+                *entry = Some(plan);
+            }
+        }
+    }
+    plans
 }
 
 /// The one tool a rule names, when it names exactly one; its scans then serve only that tool.
