@@ -80,7 +80,7 @@ impl<'a> Value<'a> {
     }
 
     /// The number of elements of a list value, without copying it.
-    pub fn len(&self) -> Option<usize> {
+    pub fn list_len(&self) -> Option<usize> {
         match self {
             Value::List(items) => Some(items.len()),
             Value::Json(Json::Array(items)) => Some(items.len()),

@@ -295,7 +295,7 @@ extern "C" fn sluice_length(frame: *mut Frame<'_>, tag: i64, bits: i64) -> i64 {
     guarded_or(-1, frame, |frame| {
         frame
             .value(cell(tag, bits))
-            .and_then(|list| list.len())
+            .and_then(|list| list.list_len())
             .map_or(-1, |len| len as i64)
     })
 }
