@@ -329,7 +329,7 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
         let mut frame = native.frame(program, &facts).expect("same program");
         for rule in &program.rules {
             let interpreted = Evaluation::new(program, rule, &facts).condition_holds();
-            let native_answer = frame.holds(rule);
+            let native_answer = frame.holds(rule, &facts);
             match interpreted {
                 Ok(holds) => prop_assert_eq!(native_answer, Some(holds), "rule {}", rule.meta.name),
                 Err(error) => prop_assert_eq!(

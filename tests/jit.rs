@@ -107,3 +107,31 @@ fn the_interpreter_backend_compiles_nothing() {
     assert!(executable.native().is_none());
     assert!(executable.fallback().is_none());
 }
+
+#[test]
+fn field_scans_rule_out_rules_but_a_field_of_the_wrong_type_still_fails_closed() {
+    let policy = r#"
+tool t { command: string }
+precheck a on t when args.command.contains("rm") => deny "a"
+precheck b on t when args.command.starts_with("sudo") and args.command.contains("-i") => ask "b"
+precheck c on t when args.command matches r"^git\s+push" => ask "c"
+"#;
+    let compiled = Database::default().compile_texts("p", vec![("p.sluice".into(), policy.into())]);
+    let executable = Executable::new(compiled.program.expect("program"), Backend::Jit);
+    let stats = executable.native().expect("jit").stats();
+    assert_eq!((stats.scans, stats.guarded), (1, 3), "{stats:?}");
+
+    let decide = |args| executable.evaluator().evaluate(&Call::new("t", args));
+    let quiet = decide(json!({ "command": "ls -la" }));
+    assert_eq!(quiet.decision.as_str(), "delegate");
+    assert!(quiet.matched.is_empty() && quiet.errors.is_empty());
+
+    let sudo = decide(json!({ "command": "sudo -i" }));
+    assert_eq!(sudo.decision.as_str(), "ask");
+    assert_eq!(sudo.rule.as_ref().map(|r| &*r.name), Some("b"));
+
+    // A number where a string is declared: no scan can answer, every rule runs and fails closed.
+    let wrong = decide(json!({ "command": 5 }));
+    assert_eq!(wrong.decision.as_str(), "deny");
+    assert_eq!(wrong.errors.len(), 3, "{:?}", wrong.errors);
+}

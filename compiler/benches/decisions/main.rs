@@ -1,5 +1,6 @@
 //! Decisions per second, side by side: Sluice (JIT and interpreter), Cedar (naive and sliced by
-//! tool), Rego through regorus's RVM (rules as rules, and rules as data), and a hand-written
+//! tool), Rego through regorus (rules as rules, and rules as data; on its RVM and on its
+//! tree-walking engine), and a hand-written
 //! Rust function with the rules indexed by tool (the floor). Every engine gets the same
 //! generated policy at N = 10, 100 and 1,000 rules; before timing, all engines must agree on
 //! every request. Run with `cargo bench -p sluice-compiler --features peers --bench decisions`.
@@ -151,6 +152,34 @@ struct Rego {
     vm: regorus::rvm::vm::RegoVM,
 }
 
+/// Rego on regorus's tree-walking engine, for the forms where it beats the RVM.
+struct RegoEngine {
+    engine: regorus::Engine,
+}
+
+impl RegoEngine {
+    fn new(policy: String, data: Option<Json>) -> RegoEngine {
+        let mut engine = regorus::Engine::new();
+        engine
+            .add_policy("policy.rego".into(), policy)
+            .expect("rego parses");
+        if let Some(data) = data {
+            engine
+                .add_data(regorus::Value::from_json_str(&data.to_string()).expect("data"))
+                .expect("data loads");
+        }
+        RegoEngine { engine }
+    }
+
+    fn allows(&mut self, input: &regorus::Value) -> bool {
+        self.engine.set_input(input.clone());
+        self.engine
+            .eval_rule("data.sluice.deny".into())
+            .expect("rego runs")
+            == regorus::Value::from(false)
+    }
+}
+
 impl Rego {
     fn new(policy: String, data: Option<Json>) -> Rego {
         let mut engine = regorus::Engine::new();
@@ -213,6 +242,11 @@ fn decisions(c: &mut Criterion) {
             Some(scenario::rego_data(&rules)),
         );
         let inputs: Vec<_> = requests.iter().map(Rego::input).collect();
+        let mut rego_engine = RegoEngine::new(scenario::rego(&rules), None);
+        let mut rego_data_engine = RegoEngine::new(
+            scenario::rego_data_driven(),
+            Some(scenario::rego_data(&rules)),
+        );
 
         // Every engine must give every request the same answer before anything is timed.
         let mut denied = 0;
@@ -229,6 +263,8 @@ fn decisions(c: &mut Criterion) {
                 ),
                 ("rego", rego.allows(&inputs[i])),
                 ("rego-data", rego_data.allows(&inputs[i])),
+                ("rego-engine", rego_engine.allows(&inputs[i])),
+                ("rego-data-engine", rego_data_engine.allows(&inputs[i])),
             ];
             for (engine, answer) in answers {
                 assert_eq!(
@@ -280,6 +316,12 @@ fn decisions(c: &mut Criterion) {
         });
         group.bench_function("rego-data", |b| {
             b.iter(round_robin(&inputs, |input| rego_data.allows(input)))
+        });
+        group.bench_function("rego-engine", |b| {
+            b.iter(round_robin(&inputs, |input| rego_engine.allows(input)))
+        });
+        group.bench_function("rego-data-engine", |b| {
+            b.iter(round_robin(&inputs, |input| rego_data_engine.allows(input)))
         });
         group.finish();
     }

@@ -159,7 +159,9 @@ pub fn rego(rules: &[Rule]) -> String {
     out
 }
 
-/// Rego's best form here: the rules as data indexed by tool, and three generic rules.
+/// Rego's best form here: the rules as data indexed by tool, and three generic rules. regorus
+/// compiles a regex given as data on every evaluation, so the regex check `^P .*S` is written
+/// with string builtins (equivalent on commands without newlines, which these are).
 pub fn rego_data_driven() -> String {
     format!(
         "{REGO_HEADER}
@@ -175,7 +177,8 @@ deny if {{
 
 deny if {{
   some pattern in data.rules[input.tool].regex
-  regex.match(pattern, input.args.command)
+  startswith(input.args.command, pattern.start)
+  contains(substring(input.args.command, count(pattern.start), -1), pattern.then)
 }}
 "
     )
@@ -188,12 +191,15 @@ pub fn rego_data(rules: &[Rule]) -> Json {
             .entry(rule.tool.clone())
             .or_insert_with(|| json!({ "prefix": [], "substring": [], "regex": [] }));
         let (kind, value) = match &rule.check {
-            Check::PathPrefix(prefix) => ("prefix", prefix.clone()),
-            Check::Substring(needle) => ("substring", needle.clone()),
-            Check::Regex(start, end) => ("regex", format!("^{start} .*{end}")),
+            Check::PathPrefix(prefix) => ("prefix", json!(prefix)),
+            Check::Substring(needle) => ("substring", json!(needle)),
+            Check::Regex(start, end) => (
+                "regex",
+                json!({ "start": format!("{start} "), "then": end }),
+            ),
         };
         if let Some(list) = entry[kind].as_array_mut() {
-            list.push(Json::String(value));
+            list.push(value);
         }
     }
     json!({ "rules": by_tool })

@@ -7,32 +7,52 @@ use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, S
 
 use super::{Diagnostic, Severity};
 
-/// The text of every file a diagnostic may point into, by path.
+/// The text of every file a diagnostic may point into, by path, with where its lines start.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
-    files: BTreeMap<String, String>,
+    files: BTreeMap<String, SourceText>,
+}
+
+#[derive(Clone, Debug)]
+struct SourceText {
+    text: String,
+    /// The byte offset of each line's first character: finding a line is a binary search, so
+    /// placing every rule of a large file stays linear.
+    line_starts: Vec<usize>,
 }
 
 impl SourceMap {
     pub fn insert(&mut self, path: impl Into<String>, text: impl Into<String>) {
-        self.files.insert(path.into(), text.into());
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        self.files
+            .insert(path.into(), SourceText { text, line_starts });
     }
 
     pub fn get(&self, path: &str) -> Option<&str> {
-        self.files.get(path).map(String::as_str)
+        self.files.get(path).map(|file| file.text.as_str())
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, path: &str, offset: usize) -> (usize, usize) {
-        let Some(text) = self.get(path) else {
+        let Some(file) = self.files.get(path) else {
             return (1, 1);
         };
+        let text = &file.text;
         let offset = floor_char_boundary(text, offset.min(text.len()));
-        let before = text.get(..offset).unwrap_or("");
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
-        (line, column)
+        let line = file.line_starts.partition_point(|&start| start <= offset);
+        let line_start = line
+            .checked_sub(1)
+            .and_then(|i| file.line_starts.get(i))
+            .copied()
+            .unwrap_or(0);
+        let column = text
+            .get(line_start..offset)
+            .map_or(0, |s| s.chars().count())
+            + 1;
+        (line.max(1), column)
     }
 }
 

@@ -103,7 +103,7 @@ impl<'p> Evaluator<'p> {
         native: Option<&mut NativeFrame<'_>>,
     ) -> Result<bool, EvalError> {
         if let Some(frame) = native
-            && let Some(holds) = frame.holds(rule)
+            && let Some(holds) = frame.holds(rule, facts)
         {
             return Ok(holds);
         }
@@ -182,13 +182,13 @@ impl<'p> Evaluator<'p> {
     fn narrowed<I: Iterator<Item = &'p RuleIr>>(
         &self,
         applicable: I,
-        native: &mut Option<NativeFrame<'_>>,
+        (facts, native): (&Facts<'_>, &mut Option<NativeFrame<'_>>),
         kind: RuleKind,
         tool: &str,
     ) -> Narrowed<'p, I> {
         match native
             .as_mut()
-            .and_then(|frame| frame.candidates(kind, tool))
+            .and_then(|frame| frame.candidates(kind, tool, facts))
         {
             Some(chosen) => Narrowed::Chosen(self.program, chosen.into_iter()),
             None => Narrowed::All(applicable),
@@ -220,7 +220,7 @@ impl<'p> Evaluator<'p> {
         }
         let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
-        let mut rules = self.narrowed(rules, native, RuleKind::Concurrency, tool);
+        let mut rules = self.narrowed(rules, (&*facts, native), RuleKind::Concurrency, tool);
         rules.any(|rule| self.holds(rule, facts, native.as_mut()).unwrap_or(false))
     }
 
@@ -240,7 +240,7 @@ impl<'p> Evaluator<'p> {
         }
         let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
-        let rules = self.narrowed(rules, native, RuleKind::Precheck, tool);
+        let rules = self.narrowed(rules, (&*facts, native), RuleKind::Precheck, tool);
         let mut matched = Vec::new();
         for rule in rules {
             match self.fire(rule, facts, native.as_mut()) {
@@ -301,7 +301,7 @@ impl<'p> Evaluator<'p> {
         }
         let tool = reading.call.tool;
         let ReadFacts { facts, native } = self.facts(reading);
-        let rules = self.narrowed(rules, native, RuleKind::Gate, tool);
+        let rules = self.narrowed(rules, (&*facts, native), RuleKind::Gate, tool);
         let mut vetoes = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);

@@ -22,6 +22,8 @@ pub const VALUE: i64 = 5;
 pub const CONST: i64 = 6;
 /// A fact that does not fit its declared type: reading it fails the rule.
 pub const FAULT: i64 = 7;
+/// Bits: the slot of a fact that is not a scalar (read from the call's facts, never copied).
+pub const FACT: i64 = 8;
 
 /// One value as native code sees it. The layout is part of the generated code's contract.
 #[repr(C)]
@@ -34,36 +36,48 @@ pub struct Cell {
 /// The size of a cell in bytes, for address arithmetic in generated code.
 pub const CELL_SIZE: i64 = 16;
 
-/// What helpers called from native code share for one evaluation.
+/// The call's facts as cells: scalars inline, the rest by slot, faults as faults.
+pub fn fact_cells(facts: &Facts<'_>) -> Vec<Cell> {
+    facts
+        .values
+        .iter()
+        .enumerate()
+        .map(|(slot, value)| {
+            let (tag, bits) = match value {
+                Ok(Value::Missing) => (MISSING, 0),
+                Ok(Value::Null) => (NULL, 0),
+                Ok(Value::Bool(b)) => (BOOL, i64::from(*b)),
+                Ok(Value::Int(i)) => (INT, *i),
+                Ok(Value::Float(f)) => (FLOAT, f.to_bits() as i64),
+                Ok(_) => (FACT, slot as i64),
+                Err(_) => (FAULT, 0),
+            };
+            Cell { tag, bits }
+        })
+        .collect()
+}
+
+/// What helpers called from native code share while one condition runs.
 pub struct Frame<'a> {
     pub program: &'a Program,
     pub consts: &'a [std::sync::Arc<str>],
+    pub facts: &'a [Result<Value<'a>, String>],
+    /// Values the condition made (strings, lists), named by `VALUE` cells.
     pub values: Vec<Value<'a>>,
 }
 
 impl<'a> Frame<'a> {
-    pub fn new(program: &'a Program, consts: &'a [std::sync::Arc<str>]) -> Self {
+    pub fn new(
+        program: &'a Program,
+        consts: &'a [std::sync::Arc<str>],
+        facts: &'a [Result<Value<'a>, String>],
+    ) -> Self {
         Frame {
             program,
             consts,
-            values: Vec::with_capacity(program.slots.len() + 4),
+            facts,
+            values: Vec::new(),
         }
-    }
-
-    /// The call's facts as cells, each read and type-checked once.
-    pub fn fact_cells(&mut self, facts: &Facts<'a>) -> Vec<Cell> {
-        self.program
-            .slots
-            .iter()
-            .enumerate()
-            .map(|(index, _)| match facts.values.get(index) {
-                Some(Ok(value)) => self.cell(value.clone()),
-                _ => Cell {
-                    tag: FAULT,
-                    bits: 0,
-                },
-            })
-            .collect()
     }
 
     /// A value as a cell: scalars inline, the rest in the value table.
@@ -96,6 +110,7 @@ impl<'a> Frame<'a> {
                 .ok()
                 .and_then(|index| self.values.get(index))
                 .map(Cow::Borrowed),
+            FACT => fact(self.facts, cell).map(Cow::Borrowed),
             CONST => usize::try_from(cell.bits)
                 .ok()
                 .and_then(|index| self.consts.get(index))
@@ -103,4 +118,16 @@ impl<'a> Frame<'a> {
             _ => None,
         }
     }
+}
+
+/// The fact a `FACT` cell names.
+pub fn fact<'f, 'a>(facts: &'f [Result<Value<'a>, String>], cell: Cell) -> Option<&'f Value<'a>> {
+    if cell.tag != FACT {
+        return None;
+    }
+    usize::try_from(cell.bits)
+        .ok()
+        .and_then(|slot| facts.get(slot))?
+        .as_ref()
+        .ok()
 }

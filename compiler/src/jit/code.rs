@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cranelift_jit::JITModule;
 
-use super::cell::{Cell, Frame, VALUE};
+use super::cell::{Cell, Frame, fact, fact_cells};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
 use super::scan::Scans;
@@ -121,14 +121,10 @@ impl NativeCode {
         if self.conditions.len() != program.rules.len() {
             return None;
         }
-        let mut frame = Frame::new(program, &self.constants);
-        let cells = frame.fact_cells(facts);
-        let base = frame.values.len();
         Some(NativeFrame {
             code: self,
-            frame,
-            cells,
-            base,
+            program,
+            cells: fact_cells(facts),
             scanned: Vec::new(),
         })
     }
@@ -137,10 +133,8 @@ impl NativeCode {
 /// One call's facts as native code reads them.
 pub struct NativeFrame<'a> {
     code: &'a NativeCode,
-    frame: Frame<'a>,
+    program: &'a Program,
     cells: Vec<Cell>,
-    /// Values made by the facts; the rest are a rule's temporaries.
-    base: usize,
     /// Each scan's matches, made when a rule first needs them.
     scanned: Vec<Option<Scanned>>,
 }
@@ -155,17 +149,17 @@ enum Scanned {
 impl NativeFrame<'_> {
     /// Whether the rule's condition holds: `None` when it has no native code or faulted, and
     /// the interpreter must answer (with the error, for a fault).
-    pub fn holds(&mut self, rule: &RuleIr) -> Option<bool> {
+    pub fn holds(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
         if rule.condition.is_none() {
             return Some(true);
         }
-        if self.ruled_out(rule) {
+        if self.ruled_out(rule, facts) {
             return Some(false);
         }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
-        let frame: *mut Frame<'_> = &mut self.frame;
+        let mut frame = Frame::new(self.program, &self.code.constants, &facts.values);
+        let frame: *mut Frame<'_> = &mut frame;
         let status = call_condition(function, frame.cast(), &self.cells);
-        self.frame.values.truncate(self.base);
         match status {
             TRUE => Some(true),
             FALSE => Some(false),
@@ -177,9 +171,14 @@ impl NativeFrame<'_> {
     /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
     /// scanned test matched (all of a scan's rules when its field holds no string). `None`: no
     /// scan serves this tool and kind; every applicable rule must run.
-    pub fn candidates(&mut self, kind: RuleKind, tool: &str) -> Option<Vec<u32>> {
+    pub fn candidates(
+        &mut self,
+        kind: RuleKind,
+        tool: &str,
+        facts: &Facts<'_>,
+    ) -> Option<Vec<u32>> {
         let code = self.code;
-        let program = self.frame.program;
+        let program = self.program;
         let plan = code.scans.plan(tool, kind)?;
         let mut chosen = plan.rest.clone();
         chosen.extend(
@@ -199,7 +198,7 @@ impl NativeFrame<'_> {
             let Some(scan) = code.scans.scans.get(id as usize) else {
                 continue;
             };
-            match self.scanned(id, scan.slot) {
+            match self.scanned(id, scan.slot, facts) {
                 None => chosen.extend(&scan.all_rules),
                 Some(Scanned::Nothing) => {}
                 Some(Scanned::Found(matches)) => {
@@ -215,15 +214,9 @@ impl NativeFrame<'_> {
     }
 
     /// What the scan found in the field; `None` when the field holds no string.
-    fn scanned(&mut self, id: u32, slot: u32) -> Option<&Scanned> {
+    fn scanned(&mut self, id: u32, slot: u32, facts: &Facts<'_>) -> Option<&Scanned> {
         let cell = self.cells.get(slot as usize)?;
-        if cell.tag != VALUE {
-            return None;
-        }
-        let Some(Value::Str(text)) = usize::try_from(cell.bits)
-            .ok()
-            .and_then(|index| self.frame.values.get(index))
-        else {
+        let Some(Value::Str(text)) = fact(&facts.values, *cell) else {
             return None;
         };
         let scan = self.code.scans.scans.get(id as usize)?;
@@ -242,11 +235,11 @@ impl NativeFrame<'_> {
     }
 
     /// Whether the rule's guarding scan says its first test, and so its condition, is false.
-    fn ruled_out(&mut self, rule: &RuleIr) -> bool {
+    fn ruled_out(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> bool {
         let Some(guard) = self.code.scans.guard(rule.index) else {
             return false;
         };
-        match self.scanned(guard.scan, guard.slot) {
+        match self.scanned(guard.scan, guard.slot, facts) {
             None => false,
             Some(Scanned::Nothing) => true,
             Some(Scanned::Found(matches)) => !matches.matched(guard.pattern as usize),

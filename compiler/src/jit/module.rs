@@ -55,8 +55,10 @@ impl Jit {
         for (name, value) in [
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
-            ("opt_level", "speed"),
-            // Tests run the verifier on each function themselves; loading a policy should not.
+            // Conditions are small and mostly helper calls: optimizing them costs more load time
+            // than it saves per call.
+            ("opt_level", "none"),
+            // Tests run the verifier on each function themselves; loading a policy does not.
             ("enable_verifier", "false"),
         ] {
             flags.set(name, value).map_err(|e| unsupported(&e))?;
