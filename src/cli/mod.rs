@@ -4,6 +4,7 @@ mod check;
 mod compile;
 mod eval;
 mod fmt;
+mod lsp;
 mod report;
 mod test;
 mod watch;
@@ -67,6 +68,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
     },
+    /// Serve the Language Server Protocol over stdin and stdout, for editors
+    Lsp,
     /// Show what the compiler makes of policy sets: the lowered IR, the Cranelift IR, or counts
     /// and compile times
     Compile {
@@ -142,6 +145,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             backend,
         } => eval::run(&policy, &call, jsonl, explain, backend.into()),
         Command::Compile { paths, emit } => compile::run(&paths, emit),
+        Command::Lsp => lsp::run(),
         Command::Fmt { paths, check } => fmt::run(&paths, check),
     }
 }
