@@ -71,7 +71,7 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
     println!("  literal sets {}", program.sets.len());
     println!(
         "  native       {} of {} conditions ({} string constants)",
-        native.compiled,
+        native.compiled + native.decided_by_scans,
         program
             .rules
             .iter()
@@ -80,8 +80,8 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
         native.constants
     );
     println!(
-        "  field scans  {} (ruling out {} rules without running them)",
-        native.scans, native.guarded
+        "  field scans  {} (ruling out {} rules without running them, deciding {} alone)",
+        native.scans, native.guarded, native.decided_by_scans
     );
     for rule in &native.untranslated {
         println!("  interpreted  {rule}");

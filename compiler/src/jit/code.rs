@@ -65,6 +65,8 @@ pub struct Stats {
     /// Field scans (regex sets) and the rules they can rule out without running.
     pub scans: usize,
     pub guarded: usize,
+    /// Rules whose whole condition is one scanned test: no code of their own.
+    pub decided_by_scans: usize,
     pub compile_time: Duration,
 }
 
@@ -153,8 +155,8 @@ impl NativeFrame<'_> {
         if rule.condition.is_none() {
             return Some(true);
         }
-        if self.ruled_out(rule, facts) {
-            return Some(false);
+        if let Some(decided) = self.decided_by_scan(rule, facts) {
+            return Some(decided);
         }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
         let mut frame = Frame::new(self.program, &self.code.constants, &facts.values);
@@ -234,15 +236,18 @@ impl NativeFrame<'_> {
         }))
     }
 
-    /// Whether the rule's guarding scan says its first test, and so its condition, is false.
-    fn ruled_out(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> bool {
-        let Some(guard) = self.code.scans.guard(rule.index) else {
-            return false;
+    /// What the rule's guarding scan says of its condition: false when its first test failed,
+    /// true when that test is the whole condition and passed, and nothing otherwise.
+    fn decided_by_scan(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
+        let guard = self.code.scans.guard(rule.index)?;
+        let matched = match self.scanned(guard.scan, guard.slot, facts)? {
+            Scanned::Nothing => false,
+            Scanned::Found(matches) => matches.matched(guard.pattern as usize),
         };
-        match self.scanned(guard.scan, guard.slot, facts) {
-            None => false,
-            Some(Scanned::Nothing) => true,
-            Some(Scanned::Found(matches)) => !matches.matched(guard.pattern as usize),
+        match (matched, guard.whole) {
+            (false, _) => Some(false),
+            (true, true) => Some(true),
+            (true, false) => None,
         }
     }
 }

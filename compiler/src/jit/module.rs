@@ -107,10 +107,14 @@ impl Jit {
         let mut declared: Vec<(usize, FuncId)> = Vec::new();
         let mut clif = Vec::new();
         let mut untranslated = Vec::new();
+        let scans = Scans::build(program);
         for (position, rule) in program.rules.iter().enumerate() {
             let Some(condition) = rule.condition else {
                 continue;
             };
+            if scans.guard(rule.index).is_some_and(|guard| guard.whole) {
+                continue;
+            }
             match self.translate_rule(rule, condition, &mut constants, options)? {
                 Ok((id, text)) => {
                     declared.push((position, id));
@@ -136,8 +140,8 @@ impl Jit {
                 *entry = Some(unsafe { super::code::condition_fn(address) });
             }
         }
-        let scans = Scans::build(program);
         let stats = Stats {
+            decided_by_scans: scans.guards.iter().flatten().filter(|g| g.whole).count(),
             scans: scans.scans.len(),
             guarded: scans.guards.iter().flatten().count(),
             rules: program.rules.len(),

@@ -27,6 +27,9 @@ pub struct Guard {
     pub scan: u32,
     pub pattern: u32,
     pub slot: u32,
+    /// The test is the whole condition: the scan decides it both ways, and the rule needs no
+    /// code of its own.
+    pub whole: bool,
 }
 
 /// One field of one tool's rules of one kind: every test on it as a pattern of one set.
@@ -66,12 +69,12 @@ impl Scans {
     pub fn build(program: &Program) -> Scans {
         // Per group, its patterns and the rules behind each; per rule, its group and pattern.
         let mut groups: FxHashMap<Group, Vec<(String, Vec<u32>)>> = FxHashMap::default();
-        let mut wanted: Vec<Option<(Group, u32)>> = Vec::new();
+        let mut wanted: Vec<Option<(Group, u32, bool)>> = Vec::new();
         for rule in &program.rules {
             let test = rule
                 .condition
                 .and_then(|condition| first_test(program, rule, condition));
-            wanted.push(test.map(|(slot, pattern)| {
+            wanted.push(test.map(|(slot, pattern, whole)| {
                 let key = (home_tool(rule), kind_index(rule.meta.kind), slot);
                 let patterns = groups.entry(key.clone()).or_default();
                 let index = match patterns.iter().position(|(p, _)| *p == pattern) {
@@ -84,7 +87,7 @@ impl Scans {
                 if let Some((_, rules)) = patterns.get_mut(index) {
                     rules.push(rule.index);
                 }
-                (key, index as u32)
+                (key, index as u32, whole)
             }));
         }
         let mut scans = Vec::new();
@@ -114,12 +117,13 @@ impl Scans {
         let guards: Vec<Option<Guard>> = wanted
             .into_iter()
             .map(|test| {
-                let (key, pattern) = test?;
+                let (key, pattern, whole) = test?;
                 let scan = *scan_of.get(&key)?;
                 Some(Guard {
                     scan,
                     pattern,
                     slot: key.2,
+                    whole,
                 })
             })
             .collect();
@@ -195,12 +199,14 @@ fn home_tool(rule: &RuleIr) -> Option<Arc<str>> {
     }
 }
 
-/// The test a condition evaluates first, as `(slot, regex pattern)`, when it is a scannable
-/// test of a string field.
-fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u32, String)> {
+/// The test a condition evaluates first, as `(slot, regex pattern, whether it is the whole
+/// condition)`, when it is a scannable test of a string field.
+fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u32, String, bool)> {
     let mut node = rule.node(condition)?;
+    let mut whole = true;
     while let Op::And(first, _) = &node.op {
         node = rule.node(*first)?;
+        whole = false;
     }
     let string_fact = |id: &NodeId| -> Option<u32> {
         let Op::Fact(slot) = &rule.node(*id)?.op else {
@@ -215,11 +221,11 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u3
             _ => None,
         }
     };
-    match &node.op {
-        Op::Matches(subject, regex) => Some((
+    let (slot, pattern) = match &node.op {
+        Op::Matches(subject, regex) => (
             string_fact(subject)?,
             program.regexes.get(regex.0 as usize)?.as_str().to_string(),
-        )),
+        ),
         Op::Builtin(builtin, args) => {
             let [subject, needle] = args.as_slice() else {
                 return None;
@@ -227,12 +233,13 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u3
             let slot = string_fact(subject)?;
             let needle = literal(needle)?;
             match builtin {
-                Builtin::StartsWith => Some((slot, format!("^(?:{needle})"))),
-                Builtin::EndsWith => Some((slot, format!("(?:{needle})$"))),
-                Builtin::Contains => Some((slot, needle)),
-                _ => None,
+                Builtin::StartsWith => (slot, format!("^(?:{needle})")),
+                Builtin::EndsWith => (slot, format!("(?:{needle})$")),
+                Builtin::Contains => (slot, needle),
+                _ => return None,
             }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((slot, pattern, whole))
 }
