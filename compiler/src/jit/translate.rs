@@ -293,30 +293,13 @@ impl FunctionTranslator<'_, '_> {
     ) -> Result<Cell, Untranslatable> {
         let l = self.translate(a)?;
         let r = self.translate(b)?;
-        let fast = self.same_scalar(l, r, &[INT, BOOL]);
-        let fast_block = self.builder.create_block();
-        let slow_block = self.builder.create_block();
-        let join = self.builder.create_block();
-        let result = self.builder.append_block_param(join, I64);
-        self.builder
-            .ins()
-            .brif(fast, fast_block, &[], slow_block, &[]);
-
-        self.builder.switch_to_block(fast_block);
-        let equal = self.builder.ins().icmp(IntCC::Equal, l.bits, r.bits);
-        let equal = self.builder.ins().uextend(I64, equal);
-        self.builder.ins().jump(join, &[BlockArg::Value(equal)]);
-
-        self.builder.switch_to_block(slow_block);
-        let equal = self.call(id::EQUALS, &[self.frame, l.tag, l.bits, r.tag, r.bits])?;
-        let equal = self.checked_status(equal);
-        self.builder.ins().jump(join, &[BlockArg::Value(equal)]);
-
-        self.builder.switch_to_block(join);
+        let equal = self.translate_comparison(l, r, &[INT, BOOL], IntCC::Equal, |this| {
+            this.call(id::EQUALS, &[this.frame, l.tag, l.bits, r.tag, r.bits])
+        })?;
         let result = if negate {
-            self.builder.ins().bxor_imm_s(result, 1)
+            self.builder.ins().bxor_imm_s(equal, 1)
         } else {
-            result
+            equal
         };
         Ok(self.boolean(result))
     }
@@ -330,7 +313,24 @@ impl FunctionTranslator<'_, '_> {
     ) -> Result<Cell, Untranslatable> {
         let l = self.translate(a)?;
         let r = self.translate(b)?;
-        let fast = self.same_scalar(l, r, &[INT]);
+        let holds = self.translate_comparison(l, r, &[INT], native, |this| {
+            let op = this.builder.ins().iconst(I64, op);
+            this.call(id::ORDER, &[this.frame, op, l.tag, l.bits, r.tag, r.bits])
+        })?;
+        Ok(self.boolean(holds))
+    }
+
+    /// A comparison of two cells: native on the bits when both have one of the `native_tags`,
+    /// through a helper (`slow`, which may fault) otherwise. Gives 0 or 1.
+    fn translate_comparison(
+        &mut self,
+        l: Cell,
+        r: Cell,
+        native_tags: &[i64],
+        native: IntCC,
+        slow: impl FnOnce(&mut Self) -> Result<ir::Value, Untranslatable>,
+    ) -> Result<ir::Value, Untranslatable> {
+        let fast = self.same_scalar(l, r, native_tags);
         let fast_block = self.builder.create_block();
         let slow_block = self.builder.create_block();
         let join = self.builder.create_block();
@@ -345,13 +345,12 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().jump(join, &[BlockArg::Value(holds)]);
 
         self.builder.switch_to_block(slow_block);
-        let op = self.builder.ins().iconst(I64, op);
-        let holds = self.call(id::ORDER, &[self.frame, op, l.tag, l.bits, r.tag, r.bits])?;
+        let holds = slow(self)?;
         let holds = self.checked_status(holds);
         self.builder.ins().jump(join, &[BlockArg::Value(holds)]);
 
         self.builder.switch_to_block(join);
-        Ok(self.boolean(result))
+        Ok(result)
     }
 
     /// A helper that tests one value against a compiled set, regex or glob.

@@ -5,7 +5,8 @@ use super::{build, cst, err};
 use crate::ast::{Item, PolicyFile};
 use crate::diagnostics::Diagnostic;
 
-const ITEM_KEYWORDS: &[&str] = &[
+/// The keywords that begin an item.
+pub const ITEM_KEYWORDS: &[&str] = &[
     "policy",
     "tool",
     "context",

@@ -166,39 +166,16 @@ pub fn builtin_names() -> Vec<&'static str> {
     names
 }
 
-pub const KEYWORDS: &[&str] = &[
-    "policy",
-    "tool",
-    "context",
-    "precheck",
-    "gate",
-    "postcheck",
-    "concurrency",
-    "on",
-    "when",
-    "allow",
-    "deny",
-    "ask",
-    "accept",
-    "replace",
-    "content",
-    "value",
-    "attach",
-    "fail",
-    "with",
-    "safe",
-    "examples",
-    "test",
-    "call",
-    "result",
-    "expect",
-    "and",
-    "or",
-    "not",
-    "in",
-    "matches",
-    "glob",
-    "true",
-    "false",
-    "null",
+/// Keywords inside items, for completion; the item keywords come from the parser.
+const INNER_KEYWORDS: &[&str] = &[
+    "on", "when", "allow", "deny", "ask", "accept", "replace", "content", "value", "attach",
+    "fail", "with", "safe", "examples", "call", "result", "expect", "and", "or", "not", "in",
+    "matches", "glob", "true", "false", "null",
 ];
+
+pub fn keywords() -> impl Iterator<Item = &'static str> {
+    sluice_compiler::parser::ITEM_KEYWORDS
+        .iter()
+        .chain(INNER_KEYWORDS)
+        .copied()
+}

@@ -24,7 +24,7 @@ use sluice_compiler::db::Database;
 use sluice_compiler::load::Compiled;
 
 use super::CliError;
-use analysis::{KEYWORDS, builtin_doc, builtin_names, root_record, word_at};
+use analysis::{builtin_doc, builtin_names, keywords, root_record, word_at};
 
 pub fn run() -> Result<ExitCode, CliError> {
     let (connection, io_threads) = Connection::stdio();
@@ -287,11 +287,7 @@ impl Server<'_> {
                         .into_iter()
                         .map(|name| item(name, CompletionItemKind::FUNCTION, builtin_doc(name))),
                 );
-                items.extend(
-                    KEYWORDS
-                        .iter()
-                        .map(|k| item(k, CompletionItemKind::KEYWORD, None)),
-                );
+                items.extend(keywords().map(|k| item(k, CompletionItemKind::KEYWORD, None)));
                 items.extend(
                     checked
                         .decls
