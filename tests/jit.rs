@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::json;
 use sluice::compiler::call::Call;
 use sluice::compiler::executable::Executable;
+use sluice::compiler::interp::{CallJson, Facts};
 use sluice::compiler::ir::Program;
 use sluice::compiler::jit::{self, Backend, JitOptions};
 use sluice::{Database, Evaluator};
@@ -134,4 +135,24 @@ precheck c on t when args.command matches r"^git\s+push" => ask "c"
     let wrong = decide(json!({ "command": 5 }));
     assert_eq!(wrong.decision.as_str(), "deny");
     assert_eq!(wrong.errors.len(), 3, "{:?}", wrong.errors);
+}
+
+#[test]
+fn facts_read_for_another_program_are_refused() {
+    let program = program();
+    let native = jit::compile(&program, JitOptions::default()).expect("jit");
+    let other = Database::default()
+        .compile_texts(
+            "other",
+            vec![("o.sluice".into(), "tool bash { command: string }\n".into())],
+        )
+        .program
+        .expect("program");
+    let call = Call::new("bash", json!({ "command": "ls" }));
+    let json = CallJson::of(&call);
+    let roots = json.roots(&call);
+    let foreign = Facts::fill(&other, &call.tool, &roots);
+    assert!(native.frame(&program, &foreign).is_none());
+    let own = Facts::fill(&program, &call.tool, &roots);
+    assert!(native.frame(&program, &own).is_some());
 }

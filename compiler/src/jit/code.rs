@@ -74,6 +74,8 @@ pub struct Stats {
 /// and every call gets its own frame.
 pub struct NativeCode {
     conditions: Vec<Option<ConditionFn>>,
+    /// The program's slot count: every frame has exactly this many fact cells.
+    slots: usize,
     scans: Scans,
     constants: Vec<Arc<str>>,
     stats: Stats,
@@ -93,6 +95,7 @@ impl std::fmt::Debug for NativeCode {
 impl NativeCode {
     pub(super) fn new(
         conditions: Vec<Option<ConditionFn>>,
+        slots: usize,
         scans: Scans,
         constants: Vec<Arc<str>>,
         memory: CodeMemory,
@@ -101,6 +104,7 @@ impl NativeCode {
     ) -> Self {
         NativeCode {
             conditions,
+            slots,
             scans,
             constants,
             stats,
@@ -118,9 +122,10 @@ impl NativeCode {
         &self.clif
     }
 
-    /// A frame for one call's facts; `None` if this code was compiled from another program.
+    /// A frame for one call's facts; `None` if this code was compiled from another program or
+    /// the facts were read for another: native code reads a cell for every slot, unchecked.
     pub fn frame<'a>(&'a self, program: &'a Program, facts: &Facts<'a>) -> Option<NativeFrame<'a>> {
-        if self.conditions.len() != program.rules.len() {
+        if self.conditions.len() != program.rules.len() || facts.values.len() != self.slots {
             return None;
         }
         Some(NativeFrame {
@@ -154,6 +159,9 @@ impl NativeFrame<'_> {
     pub fn holds(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
         if rule.condition.is_none() {
             return Some(true);
+        }
+        if facts.values.len() != self.cells.len() {
+            return None;
         }
         if let Some(decided) = self.decided_by_scan(rule, facts) {
             return Some(decided);

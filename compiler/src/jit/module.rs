@@ -152,6 +152,7 @@ impl Jit {
         };
         Ok(NativeCode::new(
             conditions,
+            program.slots.len(),
             scans,
             constants.strings,
             CodeMemory::new(self.module),
