@@ -325,12 +325,11 @@ where
 }
 
 /// Which orderings make a comparison node true.
-pub fn comparison(op: &Op) -> fn(std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
+fn comparison(op: &Op) -> fn(std::cmp::Ordering) -> bool {
     match op {
-        Op::Lt(..) => |o| o == Less,
-        Op::Le(..) => |o| o != Greater,
-        Op::Gt(..) => |o| o == Greater,
-        _ => |o| o != Less,
+        Op::Lt(..) => ops::ORDERINGS[0],
+        Op::Le(..) => ops::ORDERINGS[1],
+        Op::Gt(..) => ops::ORDERINGS[2],
+        _ => ops::ORDERINGS[3],
     }
 }

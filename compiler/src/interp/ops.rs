@@ -146,6 +146,15 @@ pub fn concat<'a, V: Borrow<Value<'a>>>(parts: &[V]) -> OpResult<'a> {
     Ok(Value::Str(Cow::Owned(out)))
 }
 
+/// What makes `<`, `<=`, `>` and `>=` true, in that order: the interpreter indexes it by the
+/// node, native code by the number it passes to its helper.
+pub const ORDERINGS: [fn(Ordering) -> bool; 4] = [
+    |o| o == Ordering::Less,
+    |o| o != Ordering::Greater,
+    |o| o == Ordering::Greater,
+    |o| o != Ordering::Less,
+];
+
 /// `<`, `<=`, `>`, `>=`: numbers with numbers, strings with strings; NaN orders nothing.
 pub fn order(wanted: fn(Ordering) -> bool, l: &Value<'_>, r: &Value<'_>) -> Result<bool, Fault> {
     match l.compare(r) {

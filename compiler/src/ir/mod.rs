@@ -228,11 +228,6 @@ impl Dispatch {
 }
 
 impl Program {
-    /// Whether some rule reads a field of `root`.
-    pub fn reads(&self, root: crate::check::Root) -> bool {
-        self.slots.iter().any(|slot| slot.root == root)
-    }
-
     pub fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &RuleIr> {
         self.rules.iter().filter(move |r| r.meta.kind == kind)
     }

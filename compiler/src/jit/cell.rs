@@ -36,23 +36,34 @@ pub struct Cell {
 /// The size of a cell in bytes, for address arithmetic in generated code.
 pub const CELL_SIZE: i64 = 16;
 
+/// A scalar's cell, its value in the bits; `None` for values that live in a table.
+fn scalar(value: &Value<'_>) -> Option<Cell> {
+    let (tag, bits) = match value {
+        Value::Missing => (MISSING, 0),
+        Value::Null => (NULL, 0),
+        Value::Bool(b) => (BOOL, i64::from(*b)),
+        Value::Int(i) => (INT, *i),
+        Value::Float(f) => (FLOAT, f.to_bits() as i64),
+        _ => return None,
+    };
+    Some(Cell { tag, bits })
+}
+
 /// The call's facts as cells: scalars inline, the rest by slot, faults as faults.
 pub fn fact_cells(facts: &Facts<'_>) -> Vec<Cell> {
     facts
         .values
         .iter()
         .enumerate()
-        .map(|(slot, value)| {
-            let (tag, bits) = match value {
-                Ok(Value::Missing) => (MISSING, 0),
-                Ok(Value::Null) => (NULL, 0),
-                Ok(Value::Bool(b)) => (BOOL, i64::from(*b)),
-                Ok(Value::Int(i)) => (INT, *i),
-                Ok(Value::Float(f)) => (FLOAT, f.to_bits() as i64),
-                Ok(_) => (FACT, slot as i64),
-                Err(_) => (FAULT, 0),
-            };
-            Cell { tag, bits }
+        .map(|(slot, value)| match value {
+            Ok(value) => scalar(value).unwrap_or(Cell {
+                tag: FACT,
+                bits: slot as i64,
+            }),
+            Err(_) => Cell {
+                tag: FAULT,
+                bits: 0,
+            },
         })
         .collect()
 }
@@ -82,19 +93,15 @@ impl<'a> Frame<'a> {
 
     /// A value as a cell: scalars inline, the rest in the value table.
     pub fn cell(&mut self, value: Value<'a>) -> Cell {
-        let (tag, bits) = match value {
-            Value::Missing => (MISSING, 0),
-            Value::Null => (NULL, 0),
-            Value::Bool(b) => (BOOL, i64::from(b)),
-            Value::Int(i) => (INT, i),
-            Value::Float(f) => (FLOAT, f.to_bits() as i64),
-            other => {
-                let index = self.values.len() as i64;
-                self.values.push(other);
-                (VALUE, index)
-            }
-        };
-        Cell { tag, bits }
+        if let Some(cell) = scalar(&value) {
+            return cell;
+        }
+        let index = self.values.len() as i64;
+        self.values.push(value);
+        Cell {
+            tag: VALUE,
+            bits: index,
+        }
     }
 
     /// The value a cell stands for; `None` for a cell no frame could have made.

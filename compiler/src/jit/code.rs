@@ -248,7 +248,8 @@ impl NativeFrame<'_> {
     /// true when that test is the whole condition and passed, and nothing otherwise.
     fn decided_by_scan(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
         let guard = self.code.scans.guard(rule.index)?;
-        let matched = match self.scanned(guard.scan, guard.slot, facts)? {
+        let slot = self.code.scans.scans.get(guard.scan as usize)?.slot;
+        let matched = match self.scanned(guard.scan, slot, facts)? {
             Scanned::Nothing => false,
             Scanned::Found(matches) => matches.matched(guard.pattern as usize),
         };

@@ -144,12 +144,11 @@ extern "C" fn sluice_order(
     rt: i64,
     rb: i64,
 ) -> i64 {
-    use std::cmp::Ordering::*;
-    let wanted: fn(std::cmp::Ordering) -> bool = match op {
-        0 => |o| o == Less,
-        1 => |o| o != Greater,
-        2 => |o| o == Greater,
-        _ => |o| o != Less,
+    let Some(&wanted) = usize::try_from(op)
+        .ok()
+        .and_then(|op| ops::ORDERINGS.get(op))
+    else {
+        return FAULT;
     };
     guarded(frame, |frame| {
         match (frame.value(cell(lt, lb)), frame.value(cell(rt, rb))) {

@@ -26,7 +26,6 @@ const SET_SIZE_LIMIT: usize = 1 << 24;
 pub struct Guard {
     pub scan: u32,
     pub pattern: u32,
-    pub slot: u32,
     /// The test is the whole condition: the scan decides it both ways, and the rule needs no
     /// code of its own.
     pub whole: bool,
@@ -122,7 +121,6 @@ impl Scans {
                 Some(Guard {
                     scan,
                     pattern,
-                    slot: key.2,
                     whole,
                 })
             })
