@@ -112,6 +112,21 @@ pub struct Compiled {
     pub sources: SourceMap,
 }
 
+/// A policy set checked but not linked: what an editor shows.
+pub struct Analysis {
+    pub name: String,
+    pub set: PolicySet,
+    pub checked: Arc<CheckedSet>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: SourceMap,
+}
+
+impl Analysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
 impl Compiled {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
@@ -165,7 +180,7 @@ impl Database {
         let mut schemas = BTreeMap::new();
         for file in files {
             let path = file.path(self).clone();
-            for item in &db::parse(self, *file).ast.items {
+            for item in &db::parse(self, *file).outline.items {
                 if let crate::ast::Item::Tool(tool) = item
                     && let ToolShape::Schema { path: relative, .. } = &tool.shape
                 {
@@ -180,15 +195,82 @@ impl Database {
 
     /// The compilation of a set already in the database.
     pub fn compiled(&self, name: &str, set: PolicySet) -> Compiled {
-        let program = db::compile(self, set).clone();
+        let Analysis {
+            name,
+            set,
+            checked,
+            diagnostics,
+            sources,
+        } = self.analysed(name, set);
         Compiled {
+            program: db::compile(self, set).clone(),
+            name,
+            set,
+            checked,
+            diagnostics,
+            sources,
+        }
+    }
+
+    /// A set already in the database, checked without linking a program.
+    pub fn analysed(&self, name: &str, set: PolicySet) -> Analysis {
+        Analysis {
             name: name.to_string(),
             set,
-            program,
             checked: db::check(self, set).clone(),
             diagnostics: db::diagnostics(self, set),
             sources: db::source_map(self, set),
         }
+    }
+}
+
+/// Policy sets given as texts and kept in one database across edits: the same set and paths
+/// reuse their inputs, so a new text recomputes only what depends on it (the language server).
+#[derive(Default)]
+pub struct OpenTexts {
+    sets: BTreeMap<String, (PolicySet, Vec<SourceFile>)>,
+}
+
+impl OpenTexts {
+    /// Checks the set `name` with these files, updating the inputs it had.
+    pub fn analyse(
+        &mut self,
+        db: &mut Database,
+        name: &str,
+        files: Vec<(String, String)>,
+    ) -> Analysis {
+        let reusable = self.sets.get(name).filter(|(_, inputs)| {
+            inputs.len() == files.len()
+                && inputs
+                    .iter()
+                    .zip(&files)
+                    .all(|(input, (path, _))| input.path(db) == path)
+        });
+        let (set, inputs) = match reusable {
+            Some((set, inputs)) => {
+                let (set, inputs) = (*set, inputs.clone());
+                for (input, (_, text)) in inputs.iter().zip(files) {
+                    if input.text(db) != &text {
+                        input.set_text(db).to(text);
+                    }
+                }
+                (set, inputs)
+            }
+            None => {
+                let inputs: Vec<SourceFile> = files
+                    .into_iter()
+                    .map(|(path, text)| SourceFile::new(db, path, text))
+                    .collect();
+                let set = PolicySet::new(db, inputs.clone(), BTreeMap::new());
+                self.sets.insert(name.to_string(), (set, inputs.clone()));
+                (set, inputs)
+            }
+        };
+        let schemas = db.read_schemas(&inputs);
+        if &schemas != set.schemas(db) {
+            set.set_schemas(db).to(schemas);
+        }
+        db.analysed(name, set)
     }
 }
 

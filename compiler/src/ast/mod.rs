@@ -4,10 +4,12 @@
 
 mod expr;
 mod literal;
+mod relocate;
 mod span;
 
 pub use expr::{BinOp, Expr, ExprKind, Quantifier, StrPart};
 pub use literal::{F64, Literal, LiteralKind};
+pub use relocate::Relocate;
 pub use span::{Ident, Span};
 
 /// One parsed source file.
@@ -131,8 +133,13 @@ pub struct Selector {
 
 impl Selector {
     pub fn is_glob(&self) -> bool {
-        self.text.contains(['*', '?'])
+        is_glob(&self.text)
     }
+}
+
+/// Whether a selector's text is a glob over tool names rather than one name.
+pub fn is_glob(selector: &str) -> bool {
+    selector.contains(['*', '?'])
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -66,7 +66,7 @@ pub fn collect_declarations(
     let mut context = Record::default();
     let mut context_origin: BTreeMap<String, (String, Span)> = BTreeMap::new();
     for unit in units {
-        for item in &unit.ast.items {
+        for item in &unit.outline.items {
             match item {
                 Item::Tool(tool) => {
                     if let Some(first) = decls.tools.get(&tool.name.name) {

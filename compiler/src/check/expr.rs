@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::declarations::{Declarations, agent_record, result_record};
+use super::declarations::{agent_record, result_record};
 use super::{Builtin, Const, Record, Root, TExpr, TExprKind, Ty, VarId};
 use crate::ast::{BinOp, Expr, ExprKind, Ident, RuleKind, Span, StrPart};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
@@ -23,7 +23,8 @@ pub(crate) enum ArgsShape {
 
 pub(crate) struct ExprChecker<'a> {
     pub file: &'a str,
-    pub decls: &'a Declarations,
+    /// The host context's declared fields.
+    pub context: Arc<Record>,
     pub kind: RuleKind,
     pub args: ArgsShape,
     scope: Vec<(String, VarId, Ty)>,
@@ -36,14 +37,14 @@ type Checked = Option<TExpr>;
 impl<'a> ExprChecker<'a> {
     pub fn new(
         file: &'a str,
-        decls: &'a Declarations,
+        context: Arc<Record>,
         kind: RuleKind,
         args: ArgsShape,
         diagnostics: &'a mut Vec<Diagnostic>,
     ) -> Self {
         ExprChecker {
             file,
-            decls,
+            context,
             kind,
             args,
             scope: Vec::new(),
@@ -261,7 +262,7 @@ impl<'a> ExprChecker<'a> {
                 },
             ),
             "agent" => (Root::Agent, Ty::Record(agent_record())),
-            "context" => (Root::Context, Ty::Record(self.decls.context.clone())),
+            "context" => (Root::Context, Ty::Record(self.context.clone())),
             "tool" => (Root::Tool, Ty::Str),
             "result" => {
                 if self.kind != RuleKind::Postcheck {

@@ -11,7 +11,10 @@ mod typed;
 mod types;
 
 pub use declarations::{Declarations, ToolInfo, agent_record, collect_declarations, result_record};
-pub use rules::{CheckedSet, SourceUnit, check_set};
+pub use rules::{
+    CheckedSet, DeclarationView, DeclaredTool, PlacedRule, RuleCheck, RuleSite, SourceUnit,
+    check_rule, check_set,
+};
 pub use schema::schema_key;
 pub use tests::{CheckedTest, Expect, ResultFixture};
 pub use typed::*;

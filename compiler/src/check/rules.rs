@@ -1,4 +1,5 @@
-//! Checking a whole policy set: declarations first, then every rule and test against them.
+//! Checking rules: each rule on its own against the declarations it names, then the set
+//! assembled from its rules (placed in their files) and its tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -8,13 +9,15 @@ use super::effects::check_effects;
 use super::expr::{ArgsShape, ExprChecker};
 use super::tests::{CheckedTest, check_test};
 use super::{CheckedRule, Record, ToolSet, Ty};
-use crate::ast::{Item, PolicyFile, Rule, Selector, Span};
+use crate::ast::{Item, PolicyFile, Relocate, Rule, Selector, Span};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
 
 /// One parsed file of the set, and the schema files the set names.
 pub struct SourceUnit<'a> {
     pub path: &'a str,
-    pub ast: &'a PolicyFile,
+    /// The file's header, declarations and tests, placed in the file; its rules come to
+    /// [`check_set`] one by one.
+    pub outline: &'a PolicyFile,
     /// Schema texts (or why they could not be read) by [`schema_key`](super::schema_key).
     pub schemas: &'a BTreeMap<String, Result<String, String>>,
 }
@@ -23,7 +26,7 @@ pub struct SourceUnit<'a> {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct CheckedSet {
     pub decls: Declarations,
-    pub rules: Vec<CheckedRule>,
+    pub rules: Vec<PlacedRule>,
     pub tests: Vec<CheckedTest>,
     /// Whether any error was found; an erroneous set is never lowered.
     pub has_errors: bool,
@@ -31,42 +34,128 @@ pub struct CheckedSet {
     pub selectors: Vec<String>,
 }
 
-/// Checks every rule and test of the set against its declarations (see [`collect_declarations`]).
+/// A checked rule with positions relative to `offset` in its file. Rules are checked on their own
+/// and shared across edits; only their offsets follow edits above them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlacedRule {
+    pub rule: Arc<CheckedRule>,
+    pub offset: u32,
+}
+
+impl PlacedRule {
+    /// A span of the rule, placed in its file.
+    pub fn place(&self, mut span: Span) -> Span {
+        span.relocate(0, self.offset);
+        span
+    }
+}
+
+/// What checking one rule reads of the set's declarations. The incremental database answers each
+/// question from its own query, so a rule is re-checked only when a tool it names changes.
+pub trait DeclarationView {
+    /// A declared tool's arguments, or `None` when no tool has this name.
+    fn tool(&self, name: &str) -> Option<DeclaredTool>;
+    /// Every declared tool's name, for suggestions.
+    fn tool_names(&self) -> Vec<String>;
+    /// The host context's declared fields.
+    fn context(&self) -> Arc<Record>;
+}
+
+/// What a rule sees of a declared tool: nothing positional, so moving the declaration re-checks
+/// no rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredTool {
+    pub args: Arc<Record>,
+    /// See [`ToolInfo::known`](super::ToolInfo::known).
+    pub known: bool,
+}
+
+impl DeclarationView for Declarations {
+    fn tool(&self, name: &str) -> Option<DeclaredTool> {
+        self.tools.get(name).map(|info| DeclaredTool {
+            args: info.args.clone(),
+            known: info.known,
+        })
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    fn context(&self) -> Arc<Record> {
+        self.context.clone()
+    }
+}
+
+/// One rule checked on its own, with the positions of its syntax tree.
+#[derive(Clone, Debug, Default)]
+pub struct RuleCheck {
+    /// The checked rule, or `None` when it has errors.
+    pub rule: Option<Arc<CheckedRule>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A rule of the set: its file, its syntax tree, and the offset in the file its positions are
+/// relative to.
+pub struct RuleSite<'a> {
+    pub file: &'a str,
+    pub rule: &'a Rule,
+    pub offset: u32,
+}
+
+/// Assembles the checked set: the rules at `sites` in set order, each checked by `check_rule`
+/// (unless its name is taken) and placed at its offset, then every test against them.
 /// `declarations_failed` says whether collecting the declarations reported errors.
-pub fn check_set(
+pub fn check_set<'c>(
     units: &[SourceUnit<'_>],
     decls: Declarations,
     declarations_failed: bool,
+    sites: &[RuleSite<'_>],
+    mut check_rule: impl FnMut(usize) -> Option<&'c RuleCheck>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> CheckedSet {
     let errors_before = diagnostics.iter().filter(|d| d.is_error()).count();
     let mut rules = Vec::new();
     let mut names: BTreeMap<String, (String, Span)> = BTreeMap::new();
-    for unit in units {
-        for item in &unit.ast.items {
-            let Item::Rule(rule) = item else { continue };
-            if let Some((file, span)) = names.get(&rule.name.name) {
-                diagnostics.push(
-                    Diagnostic::new(Code::DuplicateRule, unit.path, rule.name.span, format!("rule `{}` is defined twice", rule.name.name))
-                        .label("defined again here")
-                        .secondary(file, *span, "first defined here")
-                        .help("rule names identify decisions in logs and tests; give each rule its own name"),
-                );
-                continue;
-            }
-            names.insert(
-                rule.name.name.clone(),
-                (unit.path.to_string(), rule.name.span),
+    for (index, site) in sites.iter().enumerate() {
+        let mut name = site.rule.name.clone();
+        name.relocate(0, site.offset);
+        if let Some((file, span)) = names.get(&name.name) {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::DuplicateRule,
+                    site.file,
+                    name.span,
+                    format!("rule `{}` is defined twice", name.name),
+                )
+                .label("defined again here")
+                .secondary(file, *span, "first defined here")
+                .help(
+                    "rule names identify decisions in logs and tests; give each rule its own name",
+                ),
             );
-            if let Some(checked) = check_rule(unit.path, &decls, rule, diagnostics) {
-                rules.push(checked);
-            }
+            continue;
+        }
+        names.insert(name.name.clone(), (site.file.to_string(), name.span));
+        let Some(check) = check_rule(index) else {
+            continue;
+        };
+        for diagnostic in &check.diagnostics {
+            let mut diagnostic = diagnostic.clone();
+            diagnostic.relocate_in(site.file, 0, site.offset);
+            diagnostics.push(diagnostic);
+        }
+        if let Some(rule) = &check.rule {
+            rules.push(PlacedRule {
+                rule: rule.clone(),
+                offset: site.offset,
+            });
         }
     }
     let mut tests = Vec::new();
     let mut test_names: BTreeMap<String, (String, Span)> = BTreeMap::new();
     for unit in units {
-        for item in &unit.ast.items {
+        for item in &unit.outline.items {
             let Item::Test(test) = item else { continue };
             if let Some((file, span)) = test_names.get(&test.name) {
                 diagnostics.push(
@@ -90,14 +179,10 @@ pub fn check_set(
     }
     let has_errors =
         declarations_failed || diagnostics.iter().filter(|d| d.is_error()).count() > errors_before;
-    let selectors = units
+    let selectors = sites
         .iter()
-        .flat_map(|unit| &unit.ast.items)
-        .filter_map(|item| match item {
-            Item::Rule(rule) => Some(rule.selectors.iter().map(|s| s.text.clone())),
-            _ => None,
-        })
-        .flatten()
+        .flat_map(|site| &site.rule.selectors)
+        .map(|s| s.text.clone())
         .collect();
     CheckedSet {
         decls,
@@ -108,15 +193,23 @@ pub fn check_set(
     }
 }
 
-fn check_rule(
+/// Checks one rule against the declarations. Its spans are wherever the rule's are: the database
+/// passes rules relative to their own start.
+pub fn check_rule(file: &str, decls: &dyn DeclarationView, rule: &Rule) -> RuleCheck {
+    let mut diagnostics = Vec::new();
+    let rule = check_rule_into(file, decls, rule, &mut diagnostics).map(Arc::new);
+    RuleCheck { rule, diagnostics }
+}
+
+fn check_rule_into(
     file: &str,
-    decls: &Declarations,
+    decls: &dyn DeclarationView,
     rule: &Rule,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<CheckedRule> {
     let tools = resolve_selectors(file, decls, &rule.selectors, diagnostics)?;
     let args = args_shape(decls, &tools);
-    let mut checker = ExprChecker::new(file, decls, rule.kind, args, diagnostics);
+    let mut checker = ExprChecker::new(file, decls.context(), rule.kind, args, diagnostics);
     let condition = rule.condition.as_ref().map(|cond| checker.condition(cond));
     let effects = check_effects(&mut checker, rule.kind, &rule.effects);
     let vars = checker.vars;
@@ -140,7 +233,7 @@ fn check_rule(
 
 fn resolve_selectors(
     file: &str,
-    decls: &Declarations,
+    decls: &dyn DeclarationView,
     selectors: &[Selector],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ToolSet> {
@@ -166,12 +259,13 @@ fn resolve_selectors(
                     ok = false;
                 }
             }
-        } else if decls.tools.contains_key(&selector.text) {
+        } else if decls.tool(&selector.text).is_some() {
             if !set.names.contains(&selector.text) {
                 set.names.push(selector.text.clone());
             }
         } else {
-            let suggestion = did_you_mean(&selector.text, decls.tools.keys().map(String::as_str));
+            let names = decls.tool_names();
+            let suggestion = did_you_mean(&selector.text, names.iter().map(String::as_str));
             diagnostics.push(
                 Diagnostic::new(Code::UnknownTool, file, selector.span, format!("unknown tool `{}`", selector.text))
                     .label("not declared")
@@ -184,19 +278,19 @@ fn resolve_selectors(
 }
 
 /// The arguments every tool of the set has, with the same type.
-fn args_shape(decls: &Declarations, tools: &ToolSet) -> ArgsShape {
-    let unknown = tools
-        .names
-        .iter()
-        .any(|n| decls.tools.get(n).is_some_and(|t| !t.known));
-    if !tools.is_exact() || unknown {
+fn args_shape(decls: &dyn DeclarationView, tools: &ToolSet) -> ArgsShape {
+    if !tools.is_exact() {
         return ArgsShape::Dynamic;
     }
-    let records: Vec<(&str, &Arc<Record>)> = tools
+    let declared: Vec<(&str, DeclaredTool)> = tools
         .names
         .iter()
-        .filter_map(|n| decls.tools.get(n).map(|t| (n.as_str(), &t.args)))
+        .filter_map(|n| decls.tool(n).map(|t| (n.as_str(), t)))
         .collect();
+    if declared.iter().any(|(_, t)| !t.known) {
+        return ArgsShape::Dynamic;
+    }
+    let records: Vec<(&str, &Arc<Record>)> = declared.iter().map(|(n, t)| (*n, &t.args)).collect();
     let mut all_fields: BTreeSet<&str> = BTreeSet::new();
     for (_, record) in &records {
         all_fields.extend(record.names());

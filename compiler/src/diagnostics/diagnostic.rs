@@ -63,6 +63,16 @@ impl Diagnostic {
         self
     }
 
+    /// Moves the labels in `file` (see [`Relocate`](crate::ast::Relocate)).
+    pub fn relocate_in(&mut self, file: &str, from: u32, to: u32) {
+        use crate::ast::Relocate;
+        for label in std::iter::once(&mut self.primary).chain(&mut self.secondary) {
+            if label.file == file {
+                label.span.relocate(from, to);
+            }
+        }
+    }
+
     pub fn severity(&self) -> Severity {
         self.code.severity()
     }

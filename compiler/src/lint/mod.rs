@@ -3,19 +3,28 @@
 
 mod fold;
 
-use crate::ast::{BinOp, RuleKind};
-use crate::check::{CheckedEffect, CheckedRule, CheckedSet, TExpr, TExprKind};
+use std::collections::BTreeSet;
+
+use crate::ast::{BinOp, RuleKind, is_glob};
+use crate::check::{CheckedEffect, CheckedRule, CheckedSet, PlacedRule, TExpr, TExprKind};
 use crate::diagnostics::{Code, Diagnostic};
 
 pub use fold::constant_truth;
 
+/// The warnings about one rule on its own.
+pub fn lint_rule(rule: &CheckedRule) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    never_matches(rule, &mut out);
+    empty_match_guard(rule, &mut out);
+    out
+}
+
+/// The warnings that compare rules and declarations across the set.
 pub fn lint_set(set: &CheckedSet) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in &set.rules {
-        never_matches(rule, &mut out);
         shadowed_allow(rule, set, &mut out);
         selector_matches_nothing(rule, set, &mut out);
-        empty_match_guard(rule, &mut out);
     }
     unused_tools(set, &mut out);
     out
@@ -45,7 +54,8 @@ fn is_stricter(rule: &CheckedRule) -> bool {
 }
 
 /// An allow is overridden when a stricter rule of the set applies to all its tools whenever it does.
-fn shadowed_allow(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+fn shadowed_allow(placed: &PlacedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    let rule = &placed.rule;
     if rule.kind != RuleKind::Precheck
         || !matches!(rule.effects.first(), Some(CheckedEffect::Allow))
     {
@@ -65,28 +75,27 @@ fn shadowed_allow(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<Diagnostic
         };
         tools_covered && always
     };
-    if let Some(stricter) = set
-        .rules
-        .iter()
-        .find(|other| other.kind == RuleKind::Precheck && is_stricter(other) && covers(other))
-    {
+    if let Some(stricter) = set.rules.iter().find(|other| {
+        other.rule.kind == RuleKind::Precheck && is_stricter(&other.rule) && covers(&other.rule)
+    }) {
         out.push(
-            Diagnostic::new(Code::ShadowedAllow, &rule.file, rule.name_span, format!("`allow` rule `{}` is always overridden", rule.name))
+            Diagnostic::new(Code::ShadowedAllow, &rule.file, placed.place(rule.name_span), format!("`allow` rule `{}` is always overridden", rule.name))
                 .label("never decides")
-                .secondary(&stricter.file, stricter.name_span, format!("`{}` is stricter and matches whenever this does", stricter.name))
+                .secondary(&stricter.rule.file, stricter.place(stricter.rule.name_span), format!("`{}` is stricter and matches whenever this does", stricter.rule.name))
                 .help("the strictest matching rule wins; narrow the stricter rule's condition, or delete this one"),
         );
     }
 }
 
-fn selector_matches_nothing(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+fn selector_matches_nothing(placed: &PlacedRule, set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    let rule = &placed.rule;
     for glob in &rule.tools.globs {
         let Ok(matcher) = globset::Glob::new(glob).map(|g| g.compile_matcher()) else {
             continue;
         };
         if !set.decls.tools.keys().any(|tool| matcher.is_match(tool)) {
             out.push(
-                Diagnostic::new(Code::SelectorMatchesNothing, &rule.file, rule.name_span, format!("tool glob `{glob}` of rule `{}` matches no declared tool", rule.name))
+                Diagnostic::new(Code::SelectorMatchesNothing, &rule.file, placed.place(rule.name_span), format!("tool glob `{glob}` of rule `{}` matches no declared tool", rule.name))
                     .label("applies to no declared tool")
                     .help("declare the tools it is meant for, so its conditions are checked against their arguments, or fix the glob"),
             );
@@ -95,15 +104,21 @@ fn selector_matches_nothing(rule: &CheckedRule, set: &CheckedSet, out: &mut Vec<
 }
 
 fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
-    // Selectors as written, so a rule that failed to check still counts as a use.
-    let matchers: Vec<globset::GlobMatcher> = set
+    // Selectors as written, so a rule that failed to check still counts as a use. Names are
+    // compared as they are; only globs are compiled, each once.
+    let (globs, names): (BTreeSet<&str>, BTreeSet<&str>) = set
         .selectors
         .iter()
+        .map(String::as_str)
+        .partition(|s| is_glob(s));
+    let matchers: Vec<globset::GlobMatcher> = globs
+        .into_iter()
         .filter_map(|s| globset::Glob::new(s).ok())
         .map(|g| g.compile_matcher())
         .collect();
     for tool in set.decls.tools.values() {
-        let used = matchers.iter().any(|m| m.is_match(&tool.name))
+        let used = names.contains(tool.name.as_str())
+            || matchers.iter().any(|m| m.is_match(&tool.name))
             || set.tests.iter().any(|t| t.tool == tool.name);
         if !used {
             out.push(

@@ -1,15 +1,13 @@
-//! Lowering (typed tree → IR): flattens each rule into a node arena, assigns fact slots, and
-//! compiles regexes, globs and literal sets once.
+//! Lowering (typed tree → IR): flattens each rule into a node arena with its own fact slots,
+//! regexes, globs and literal sets compiled once; linking joins lowered rules into a program.
 
 use std::collections::HashMap;
 
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
-use crate::ast::{BinOp, Span};
-use crate::check::{
-    Builtin, CheckedEffect, CheckedRule, CheckedSet, Const, Root, TExpr, TExprKind, Ty,
-};
+use crate::ast::{BinOp, Relocate, Span};
+use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExprKind, Ty};
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
     EffectIr, GlobId, Node, NodeId, Op, Program, RegexId, RuleIr, RuleMeta, SetId, Slot, SlotId,
@@ -18,27 +16,147 @@ use crate::ir::{
 /// Regexes are compiled with this size limit, so that a hostile pattern cannot exhaust memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
-/// Lowers a checked set that has no errors.
-pub fn lower_set(checked: &CheckedSet, sources: &SourceMap) -> Result<Program, Vec<Diagnostic>> {
-    let mut lowerer = Lowerer::default();
-    let mut rules = Vec::with_capacity(checked.rules.len());
-    for (index, rule) in checked.rules.iter().enumerate() {
-        let mut lowered = lowerer.rule(rule, sources);
-        lowered.index = u32::try_from(index).unwrap_or(u32::MAX);
-        rules.push(lowered);
-    }
+/// One rule lowered on its own: its IR with ids into its own tables and spans relative to
+/// wherever its checked rule's were; [`link`] joins lowered rules into a program.
+#[derive(Clone, Debug)]
+pub struct LoweredRule {
+    rule: RuleIr,
+    slots: Vec<Slot>,
+    regexes: Vec<regex::Regex>,
+    globs: Vec<globset::GlobMatcher>,
+    sets: Vec<FxHashSet<Arc<str>>>,
+    /// Where the rule's name starts, for its line number once placed.
+    name_start: u32,
+}
+
+/// Lowers one rule that passed checking.
+pub fn lower_rule(rule: &CheckedRule) -> Result<LoweredRule, Vec<Diagnostic>> {
+    let mut lowerer = Lowerer {
+        file: rule.file.clone(),
+        ..Lowerer::default()
+    };
+    let lowered = lowerer.rule(rule);
     if !lowerer.diagnostics.is_empty() {
         return Err(lowerer.diagnostics);
     }
-    let dispatch = crate::ir::Dispatch::build(&rules);
-    Ok(Program {
+    Ok(LoweredRule {
+        rule: lowered,
         slots: lowerer.slots,
         regexes: lowerer.regexes,
         globs: lowerer.globs,
         sets: lowerer.sets,
-        rules,
-        dispatch,
+        name_start: rule.name_span.start,
     })
+}
+
+/// Joins lowered rules, each placed at its offset in its file, into one program: fact slots,
+/// regexes and globs shared by several rules are shared in the program too.
+pub fn link<'a>(
+    rules: impl IntoIterator<Item = (&'a LoweredRule, u32)>,
+    sources: &SourceMap,
+) -> Program {
+    let mut tables = Lowerer::default();
+    let mut program_rules = Vec::new();
+    for (index, (lowered, offset)) in rules.into_iter().enumerate() {
+        let slots: Vec<SlotId> = lowered
+            .slots
+            .iter()
+            .map(|s| tables.intern_slot(s))
+            .collect();
+        let regexes: Vec<RegexId> = lowered
+            .regexes
+            .iter()
+            .map(|r| tables.intern_regex(r))
+            .collect();
+        let globs: Vec<GlobId> = lowered
+            .globs
+            .iter()
+            .map(|g| tables.intern_glob(g))
+            .collect();
+        let sets: Vec<SetId> = lowered
+            .sets
+            .iter()
+            .map(|set| {
+                tables.sets.push(set.clone());
+                SetId(index_u32(tables.sets.len() - 1))
+            })
+            .collect();
+        let ids = Renumbering {
+            slots: &slots,
+            regexes: &regexes,
+            globs: &globs,
+            sets: &sets,
+        };
+        let mut rule = lowered.rule.clone();
+        for node in &mut rule.nodes {
+            ids.apply(&mut node.op);
+            node.span.relocate(0, offset);
+        }
+        rule.meta.span.relocate(0, offset);
+        let name_start = lowered.name_start.saturating_add(offset) as usize;
+        let (line, _) = sources.line_col(&rule.meta.file, name_start);
+        rule.meta.line = index_u32(line);
+        rule.index = index_u32(index);
+        program_rules.push(rule);
+    }
+    let dispatch = crate::ir::Dispatch::build(&program_rules);
+    Program {
+        slots: tables.slots,
+        regexes: tables.regexes,
+        globs: tables.globs,
+        sets: tables.sets,
+        rules: program_rules,
+        dispatch,
+    }
+}
+
+fn index_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A rule's ids into its own tables, mapped to the program's.
+struct Renumbering<'a> {
+    slots: &'a [SlotId],
+    regexes: &'a [RegexId],
+    globs: &'a [GlobId],
+    sets: &'a [SetId],
+}
+
+impl Renumbering<'_> {
+    fn apply(&self, op: &mut Op) {
+        fn map<T: Copy>(table: &[T], local: u32, fallback: T) -> T {
+            table.get(local as usize).copied().unwrap_or(fallback)
+        }
+        match op {
+            Op::Fact(slot) => *slot = map(self.slots, slot.0, *slot),
+            Op::Matches(_, regex) | Op::Redact(_, regex, _) => {
+                *regex = map(self.regexes, regex.0, *regex);
+            }
+            Op::Glob(_, glob) => *glob = map(self.globs, glob.0, *glob),
+            Op::InSet(_, set) => *set = map(self.sets, set.0, *set),
+            // Listed so that a new operation naming a table cannot be forgotten here.
+            Op::Const(_)
+            | Op::Var(_)
+            | Op::Member(..)
+            | Op::Index(..)
+            | Op::List(_)
+            | Op::Concat(_)
+            | Op::Not(_)
+            | Op::And(..)
+            | Op::Or(..)
+            | Op::Eq(..)
+            | Op::Ne(..)
+            | Op::Lt(..)
+            | Op::Le(..)
+            | Op::Gt(..)
+            | Op::Ge(..)
+            | Op::In(..)
+            | Op::Coalesce(..)
+            | Op::Add(..)
+            | Op::Builtin(..)
+            | Op::Quantified { .. } => {}
+        }
+    }
 }
 
 #[derive(Default)]
@@ -51,15 +169,14 @@ struct Lowerer {
     glob_ids: HashMap<Arc<str>, GlobId>,
     sets: Vec<FxHashSet<Arc<str>>>,
     diagnostics: Vec<Diagnostic>,
-    /// The rule being lowered: its file and its arena.
+    /// The file of the rule being lowered, for diagnostics.
     file: String,
+    /// The arena of the rule being lowered.
     nodes: Vec<Node>,
 }
 
 impl Lowerer {
-    fn rule(&mut self, rule: &CheckedRule, sources: &SourceMap) -> RuleIr {
-        self.file = rule.file.clone();
-        self.nodes = Vec::new();
+    fn rule(&mut self, rule: &CheckedRule) -> RuleIr {
         let condition = rule.condition.as_ref().map(|c| self.expr(c));
         let effects = rule.effects.iter().map(|e| self.effect(e)).collect();
         let tool_globs = if rule.tools.globs.is_empty() {
@@ -73,14 +190,14 @@ impl Lowerer {
             }
             builder.build().ok()
         };
-        let (line, _) = sources.line_col(&rule.file, rule.name_span.start as usize);
         RuleIr {
             index: 0,
             meta: RuleMeta {
                 name: rule.name.as_str().into(),
                 kind: rule.kind,
                 file: rule.file.as_str().into(),
-                line: u32::try_from(line).unwrap_or(u32::MAX),
+                // Set by `link`, which knows where the rule sits in its file.
+                line: 0,
                 span: rule.span,
             },
             tools: rule.tools.clone(),
@@ -224,17 +341,20 @@ impl Lowerer {
     }
 
     fn slot(&mut self, root: Root, path: &[Arc<str>], ty: &Ty) -> SlotId {
-        let slot = Slot {
+        self.intern_slot(&Slot {
             root,
             path: path.to_vec(),
             ty: ty.clone(),
-        };
-        if let Some(id) = self.slot_ids.get(&slot) {
+        })
+    }
+
+    fn intern_slot(&mut self, slot: &Slot) -> SlotId {
+        if let Some(id) = self.slot_ids.get(slot) {
             return *id;
         }
-        let id = SlotId(u32::try_from(self.slots.len()).unwrap_or(u32::MAX));
+        let id = SlotId(index_u32(self.slots.len()));
         self.slots.push(slot.clone());
-        self.slot_ids.insert(slot, id);
+        self.slot_ids.insert(slot.clone(), id);
         id
     }
 
@@ -245,20 +365,26 @@ impl Lowerer {
         let compiled = regex::RegexBuilder::new(pattern)
             .size_limit(REGEX_SIZE_LIMIT)
             .build();
-        let regex = match compiled {
-            Ok(regex) => regex,
+        match compiled {
+            Ok(regex) => self.intern_regex(&regex),
             Err(error) => {
                 self.diagnostics.push(
                     Diagnostic::new(Code::InvalidRegex, &self.file, span, format!("regex cannot be compiled: {error}"))
                         .label("too large or invalid")
                         .help("simplify the regex: large counted repetitions such as `{1000}` multiply its size"),
                 );
-                return RegexId(0);
+                RegexId(0)
             }
-        };
-        let id = RegexId(u32::try_from(self.regexes.len()).unwrap_or(u32::MAX));
-        self.regexes.push(regex);
-        self.regex_ids.insert(pattern.clone(), id);
+        }
+    }
+
+    fn intern_regex(&mut self, regex: &regex::Regex) -> RegexId {
+        if let Some(id) = self.regex_ids.get(regex.as_str()) {
+            return *id;
+        }
+        let id = RegexId(index_u32(self.regexes.len()));
+        self.regexes.push(regex.clone());
+        self.regex_ids.insert(regex.as_str().into(), id);
         id
     }
 
@@ -270,8 +396,8 @@ impl Lowerer {
             .literal_separator(true)
             .build()
             .map(|g| g.compile_matcher());
-        let matcher = match matcher {
-            Ok(m) => m,
+        match matcher {
+            Ok(matcher) => self.intern_glob(&matcher),
             Err(error) => {
                 self.diagnostics.push(
                     Diagnostic::new(
@@ -283,12 +409,19 @@ impl Lowerer {
                     .label("invalid glob")
                     .help("globs use `*`, `?`, `**`, `[abc]` and `{a,b}`"),
                 );
-                return GlobId(0);
+                GlobId(0)
             }
-        };
-        let id = GlobId(u32::try_from(self.globs.len()).unwrap_or(u32::MAX));
-        self.globs.push(matcher);
-        self.glob_ids.insert(pattern.clone(), id);
+        }
+    }
+
+    fn intern_glob(&mut self, matcher: &globset::GlobMatcher) -> GlobId {
+        let pattern = matcher.glob().glob();
+        if let Some(id) = self.glob_ids.get(pattern) {
+            return *id;
+        }
+        let id = GlobId(index_u32(self.globs.len()));
+        self.globs.push(matcher.clone());
+        self.glob_ids.insert(pattern.into(), id);
         id
     }
 }

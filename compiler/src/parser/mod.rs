@@ -12,6 +12,26 @@ use crate::diagnostics::Diagnostic;
 
 pub use cst::Rule;
 
+/// The pieces of a file: split before every line that begins, in the first column, with an item
+/// keyword. When every piece parses on its own, the file is their items in order, so an edit
+/// re-parses only the piece it touched.
+pub fn pieces(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let starts = recover::item_starts(text);
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
+    starts.into_iter().zip(ends).map(|(start, end)| start..end)
+}
+
+/// Parses one piece (see [`pieces`]) with positions relative to its start, or `None` when it does
+/// not parse on its own: then [`parse_file`] parses the whole file and reports what is wrong.
+pub fn parse_piece(path: &str, piece: &str) -> Option<(PolicyFile, Vec<Diagnostic>)> {
+    if err::nesting_limit(path, piece).is_some() {
+        return None;
+    }
+    cst::parse(piece)
+        .ok()
+        .map(|pairs| build::build_file(path, pairs, 0))
+}
+
 /// Parses one file. Returns the items that parsed and a diagnostic for each item that did not.
 pub fn parse_file(path: &str, text: &str) -> (PolicyFile, Vec<Diagnostic>) {
     if let Some(limit) = err::nesting_limit(path, text) {

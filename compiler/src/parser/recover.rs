@@ -50,7 +50,7 @@ pub(crate) fn parse_items(
     (file, diagnostics)
 }
 
-fn item_starts(text: &str) -> Vec<usize> {
+pub(crate) fn item_starts(text: &str) -> Vec<usize> {
     let mut starts = vec![0];
     let mut offset = 0;
     for line in text.split_inclusive('\n') {

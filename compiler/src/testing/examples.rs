@@ -10,12 +10,12 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::interp::{CallJson, Evaluation, Facts};
 use crate::ir::{Program, RuleIr};
 
-pub fn check_examples(set: &CheckedSet, program: &Program) -> Vec<Diagnostic> {
+/// Checks a rule's examples against the rule alone: `program` is the rule lowered and linked on
+/// its own. Positions are the checked rule's.
+pub fn check_examples(checked: &CheckedRule, program: &Program) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for (checked, rule) in set.rules.iter().zip(&program.rules) {
-        if let Some(examples) = &checked.examples {
-            check_rule(checked, rule, program, examples, &mut out);
-        }
+    if let (Some(examples), Some(rule)) = (&checked.examples, program.rules.first()) {
+        check_rule(checked, rule, program, examples, &mut out);
     }
     out
 }
@@ -24,7 +24,7 @@ pub fn check_examples(set: &CheckedSet, program: &Program) -> Vec<Diagnostic> {
 pub fn count_examples(set: &CheckedSet) -> usize {
     set.rules
         .iter()
-        .filter_map(|rule| rule.examples.as_ref()?.entries())
+        .filter_map(|placed| placed.rule.examples.as_ref()?.entries())
         .flatten()
         .filter(|(key, _)| !matches!(key.name.as_str(), "context" | "agent"))
         .filter_map(|(_, list)| list.items().map(<[Literal]>::len))

@@ -7,10 +7,16 @@ use std::sync::Arc;
 use sluice_compiler::check::{CheckedSet, Record, agent_record, result_record};
 use sluice_compiler::db::Database;
 use sluice_compiler::diagnostics::{Diagnostic, Severity};
-use sluice_compiler::load::Compiled;
+use sluice_compiler::load::{Analysis, OpenTexts};
 
 /// A document's policy set: the document itself (as the editor has it) and its sibling files.
-pub fn compile(db: &mut Database, path: &str, text: &str, open: &[(String, String)]) -> Compiled {
+pub fn compile(
+    db: &mut Database,
+    sets: &mut OpenTexts,
+    path: &str,
+    text: &str,
+    open: &[(String, String)],
+) -> Analysis {
     let mut files = vec![(path.to_string(), text.to_string())];
     if let Some(dir) = Path::new(path).parent()
         && let Ok(entries) = std::fs::read_dir(dir)
@@ -34,7 +40,7 @@ pub fn compile(db: &mut Database, path: &str, text: &str, open: &[(String, Strin
     let name = Path::new(path)
         .parent()
         .map_or_else(|| path.to_string(), |dir| dir.display().to_string());
-    db.compile_texts(&name, files)
+    sets.analyse(db, &name, files)
 }
 
 /// Where the docs page of every diagnostic code lives.

@@ -21,7 +21,7 @@ use lsp_types::{
 use serde_json::Value as Json;
 use sluice_compiler::check::Ty;
 use sluice_compiler::db::Database;
-use sluice_compiler::load::Compiled;
+use sluice_compiler::load::{Analysis, OpenTexts};
 
 use super::CliError;
 use analysis::{builtin_doc, builtin_names, keywords, root_record, word_at};
@@ -35,6 +35,7 @@ pub fn run() -> Result<ExitCode, CliError> {
     let mut server = Server {
         connection: &connection,
         db: Database::default(),
+        sets: OpenTexts::default(),
         documents: BTreeMap::new(),
     };
     for message in &connection.receiver {
@@ -78,12 +79,14 @@ fn capabilities() -> ServerCapabilities {
 struct Document {
     path: String,
     text: String,
-    compiled: Compiled,
+    compiled: Analysis,
 }
 
 struct Server<'c> {
     connection: &'c Connection,
     db: Database,
+    /// The documents' sets, kept so that an edit recomputes only what it changed.
+    sets: OpenTexts,
     documents: BTreeMap<String, Document>,
 }
 
@@ -132,7 +135,7 @@ impl Server<'_> {
             .values()
             .map(|d| (d.path.clone(), d.text.clone()))
             .collect();
-        let compiled = analysis::compile(&mut self.db, &path, &text, &open);
+        let compiled = analysis::compile(&mut self.db, &mut self.sets, &path, &text, &open);
         let diagnostics = compiled
             .diagnostics
             .iter()
@@ -222,8 +225,13 @@ impl Server<'_> {
             None => checked
                 .rules
                 .iter()
-                .find(|rule| rule.name == name)
-                .map(|rule| (rule.file.clone(), rule.name_span)),
+                .find(|placed| placed.rule.name == name)
+                .map(|placed| {
+                    (
+                        placed.rule.file.clone(),
+                        placed.place(placed.rule.name_span),
+                    )
+                }),
         };
         let Some((file, span)) = target else {
             return Json::Null;
@@ -395,7 +403,11 @@ fn describe(document: &Document, word: &str, offset: usize) -> Option<String> {
             tool.file
         ));
     }
-    let rule = checked.rules.iter().find(|rule| rule.name == last)?;
+    let rule = &checked
+        .rules
+        .iter()
+        .find(|placed| placed.rule.name == last)?
+        .rule;
     Some(format!(
         "{} `{}` in `{}`",
         rule.kind.keyword(),
@@ -406,7 +418,7 @@ fn describe(document: &Document, word: &str, offset: usize) -> Option<String> {
 
 fn lsp_diagnostic(
     diagnostic: &sluice_compiler::diagnostics::Diagnostic,
-    compiled: &Compiled,
+    compiled: &Analysis,
 ) -> lsp_types::Diagnostic {
     let text = compiled.sources.get(&diagnostic.primary.file).unwrap_or("");
     let span = diagnostic.primary.span;
