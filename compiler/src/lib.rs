@@ -15,4 +15,5 @@ pub mod lint;
 pub mod load;
 pub mod lower;
 pub mod parser;
+pub mod shell;
 pub mod testing;

@@ -1,0 +1,56 @@
+//! Parsing shell commands: a short and a typical command line (under 200 bytes), and the cost as
+//! lines grow to 1 MB, which must stay linear. Run with `cargo bench -p sluice-compiler --bench shell`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // bench code may panic
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use sluice_compiler::shell::parse_command;
+
+/// What an agent most often runs.
+const SHORT: &str = "cargo test --workspace 2>&1 | tail -n 50";
+
+/// A richer line: six commands, an assignment, a substitution, redirections.
+const TYPICAL: &str = "cd frontend && NODE_ENV=test npm run build -- --prod 2>&1 | tee build.log && git commit -am \"build: $(date +%F)\" && git push origin main";
+
+/// A line of about `bytes` bytes: the typical line repeated, joined by `;`.
+fn line_of(bytes: usize) -> String {
+    let mut line = String::with_capacity(bytes + TYPICAL.len());
+    while line.len() < bytes {
+        line.push_str(TYPICAL);
+        line.push_str("; ");
+    }
+    line
+}
+
+fn shell(c: &mut Criterion) {
+    assert!(TYPICAL.len() < 200);
+    assert_eq!(parse_command(SHORT, Some("/work")).len(), 2);
+    assert_eq!(parse_command(TYPICAL, Some("/work")).len(), 6);
+    c.bench_function("shell_parse_short", |b| {
+        b.iter(|| black_box(parse_command(black_box(SHORT), Some("/work"))));
+    });
+    c.bench_function("shell_parse_typical", |b| {
+        b.iter(|| black_box(parse_command(black_box(TYPICAL), Some("/work"))));
+    });
+
+    let mut group = c.benchmark_group("shell_parse_size");
+    group.sample_size(10);
+    for bytes in [1_000, 10_000, 100_000, 1_000_000] {
+        let line = line_of(bytes);
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(bytes), &line, |b, line| {
+            b.iter(|| black_box(parse_command(line, Some("/work")).len()));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, shell);
+criterion_main!(benches);

@@ -1,0 +1,310 @@
+//! Walking the bash syntax tree for the simple commands a line runs, in the order it runs them.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+use super::command::{Redirect, SimpleCommand};
+use super::normalize::{Cwd, normalize_command, resolve};
+use super::word::{Word, source, word};
+
+/// Bounds on hostile input: past them, the rest of the line is one unresolved command.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Nesting of subshells, groups, substitutions and `bash -c` scripts.
+    pub depth: usize,
+    /// Simple commands in one line.
+    pub commands: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            depth: 32,
+            commands: 65_536,
+        }
+    }
+}
+
+/// The simple commands `line` runs, with paths resolved against `cwd` when it is known.
+pub fn parse_command(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
+    parse_command_with(line, cwd, Limits::default())
+}
+
+/// [`parse_command`] with explicit limits.
+pub fn parse_command_with(line: &str, cwd: Option<&str>, limits: Limits) -> Vec<SimpleCommand> {
+    let mut walker = Walker {
+        limits,
+        out: Vec::new(),
+        exhausted: None,
+    };
+    let mut cwd = cwd.map(|c| resolve(c, None));
+    walker.script(line, &mut cwd, 0);
+    if let Some(reason) = walker.exhausted.take() {
+        walker.out.push(SimpleCommand::unresolved(reason));
+    }
+    walker.out
+}
+
+thread_local! {
+    /// One parser per thread: making one loads the grammar's tables.
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn with_parser<T>(f: impl FnOnce(&mut Parser) -> Option<T>) -> Option<T> {
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        f(slot.as_mut()?)
+    })
+}
+
+pub(super) struct Walker {
+    limits: Limits,
+    pub(super) out: Vec<SimpleCommand>,
+    /// Why walking stopped early, when a limit was reached.
+    exhausted: Option<String>,
+}
+
+impl Walker {
+    /// Parses a script (the line, or a `bash -c` string) and walks it.
+    pub(super) fn script(&mut self, text: &str, cwd: &mut Cwd, depth: usize) {
+        if !self.within(depth) {
+            return;
+        }
+        // A parse may re-enter through `bash -c`; the parser is free again by then.
+        let Some(tree) = with_parser(|parser| parser.parse(text, None)) else {
+            self.push(SimpleCommand::unresolved(
+                "the shell grammar could not be loaded",
+            ));
+            return;
+        };
+        let root = tree.root_node();
+        let first = self.out.len();
+        self.statement(root, text, cwd, depth);
+        if root.has_error() {
+            let reason = "the command line does not parse as a shell script";
+            if self.out.len() == first {
+                self.push(SimpleCommand::unresolved(reason));
+            }
+            for command in self.out.iter_mut().skip(first) {
+                command.mark_unresolved(reason);
+            }
+        }
+    }
+
+    /// Whether `depth` is within the nesting limit; past it, walking stops.
+    pub(super) fn within(&mut self, depth: usize) -> bool {
+        if depth > self.limits.depth {
+            self.stop("commands nested too deeply to follow");
+        }
+        self.exhausted.is_none()
+    }
+
+    fn stop(&mut self, reason: &str) {
+        if self.exhausted.is_none() {
+            self.exhausted = Some(reason.to_string());
+        }
+    }
+
+    pub(super) fn push(&mut self, command: SimpleCommand) {
+        if self.out.len() >= self.limits.commands {
+            self.stop("more simple commands than can be followed");
+            return;
+        }
+        self.out.push(command);
+    }
+
+    fn statement(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
+        if !self.within(depth) {
+            return;
+        }
+        match node.kind() {
+            "command" => self.command(node, src, cwd, depth),
+            "redirected_statement" => self.redirected(node, src, cwd, depth),
+            // `a && b || c` nests one level per operator: walked flat, so a long chain is not
+            // deep.
+            "list" => {
+                for part in flatten(node) {
+                    self.statement(part, src, cwd, depth);
+                }
+            }
+            // Parts of a pipeline, subshells and substitutions run in their own shell: a `cd`
+            // inside them does not move what follows.
+            "pipeline" => {
+                for part in flatten(node) {
+                    self.statement(part, src, &mut cwd.clone(), depth);
+                }
+            }
+            "subshell" | "command_substitution" | "process_substitution" => {
+                let mut inner = cwd.clone();
+                for child in named_children(node) {
+                    self.statement(child, src, &mut inner, depth + 1);
+                }
+            }
+            "declaration_command" | "unset_command" => self.declaration(node, src, cwd, depth),
+            "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
+            _ => {
+                for child in named_children(node) {
+                    self.statement(child, src, cwd, depth + 1);
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
+        let mut words = Vec::new();
+        let mut env = Vec::new();
+        let mut redirects = Vec::new();
+        for (field, child) in fields(node) {
+            // Substitutions in a command's words run before it.
+            self.substitutions(child, src, cwd, depth + 1);
+            match (field, child.kind()) {
+                (Some("name" | "argument"), _) => words.push(word(child, src)),
+                (Some("redirect"), _) => redirects.extend(self.redirect(child, src, cwd)),
+                (_, "variable_assignment") => env.push(word_of_assignment(child, src)),
+                _ => {}
+            }
+        }
+        normalize_command(self, words, env, redirects, cwd, depth);
+    }
+
+    /// `export A=1 B=2`, `declare -x A`, `unset A`: builtins that set or clear variables.
+    fn declaration(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
+        let mut words = Vec::new();
+        for (i, (_, child)) in fields(node).enumerate() {
+            self.substitutions(child, src, cwd, depth + 1);
+            if child.is_named() {
+                words.push(match child.kind() {
+                    "variable_assignment" => word_of_assignment(child, src),
+                    _ => word(child, src),
+                });
+            } else if i == 0 {
+                words.push(Word::literal(source(child, src)));
+            }
+        }
+        normalize_command(self, words, Vec::new(), Vec::new(), cwd, depth);
+    }
+
+    /// A statement with redirections: they apply to every command the statement runs.
+    fn redirected(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
+        let first = self.out.len();
+        let mut redirects = Vec::new();
+        for (field, child) in fields(node) {
+            match field {
+                Some("body") => self.statement(child, src, cwd, depth + 1),
+                _ if child.kind().ends_with("redirect") => {
+                    self.substitutions(child, src, cwd, depth + 1);
+                    redirects.extend(self.redirect(child, src, cwd));
+                }
+                _ => self.statement(child, src, cwd, depth + 1),
+            }
+        }
+        if self.out.len() == first {
+            // `> file` alone still truncates the file.
+            self.push(SimpleCommand {
+                redirects,
+                ..SimpleCommand::default()
+            });
+            return;
+        }
+        for command in self.out.iter_mut().skip(first) {
+            command.redirects.extend(redirects.iter().cloned());
+        }
+    }
+
+    fn redirect(&mut self, node: Node<'_>, src: &str, cwd: &Cwd) -> Option<Redirect> {
+        let mut redirect = Redirect::default();
+        let mut target = None;
+        for (field, child) in fields(node) {
+            match (field, child.kind()) {
+                (Some("descriptor"), _) | (_, "file_descriptor") if target.is_none() => {
+                    redirect.fd = source(child, src).parse().ok();
+                }
+                (Some("destination" | "argument"), _) => target = Some(word(child, src)),
+                (_, "heredoc_start") => target = Some(Word::literal(source(child, src))),
+                (_, "heredoc_body" | "heredoc_end" | "heredoc_content") => {}
+                (_, kind) if !child.is_named() && target.is_none() => {
+                    redirect.op.push_str(kind);
+                }
+                (_, _) if target.is_none() => target = Some(word(child, src)),
+                _ => {}
+            }
+        }
+        let target = target.unwrap_or_default();
+        // `2>&1` and `<&-` name a descriptor, not a file.
+        let names_descriptor = redirect.op.ends_with('&')
+            && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
+        if !names_descriptor {
+            redirect.path = resolve(&target.text, cwd.as_deref());
+        }
+        redirect.target = target.text;
+        Some(redirect)
+    }
+
+    /// Walks a word (or any part of a command) for the commands its substitutions run.
+    fn substitutions(&mut self, node: Node<'_>, src: &str, cwd: &Cwd, depth: usize) {
+        if !self.within(depth) {
+            return;
+        }
+        match node.kind() {
+            "command_substitution" | "process_substitution" => {
+                self.statement(node, src, &mut cwd.clone(), depth + 1);
+            }
+            _ => {
+                for child in named_children(node) {
+                    self.substitutions(child, src, cwd, depth + 1);
+                }
+            }
+        }
+    }
+}
+
+/// `NAME=VALUE` with the value after quote removal.
+fn word_of_assignment(node: Node<'_>, src: &str) -> Word {
+    let name = node
+        .child_by_field_name("name")
+        .map_or("", |n| source(n, src));
+    let value = node
+        .child_by_field_name("value")
+        .map(|v| word(v, src))
+        .unwrap_or_default();
+    Word {
+        text: format!("{name}={}", value.text),
+        dynamic: value.dynamic,
+        glob: false,
+    }
+}
+
+/// The operands of a chain of one operator (`list` or `pipeline` nodes nested in each other), in
+/// order, found without recursion.
+fn flatten(node: Node<'_>) -> Vec<Node<'_>> {
+    let kind = node.kind();
+    let mut parts = Vec::new();
+    let mut stack = vec![node];
+    while let Some(next) = stack.pop() {
+        if next.kind() == kind {
+            let children: Vec<Node<'_>> = named_children(next).collect();
+            stack.extend(children.into_iter().rev());
+        } else {
+            parts.push(next);
+        }
+    }
+    parts
+}
+
+fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    (0..node.named_child_count()).filter_map(move |i| node.named_child(i as u32))
+}
+
+/// A node's children with their field names.
+fn fields(node: Node<'_>) -> impl Iterator<Item = (Option<&str>, Node<'_>)> {
+    (0..node.child_count())
+        .filter_map(move |i| Some((node.field_name_for_child(i), node.child(i)?)))
+}

@@ -1,0 +1,213 @@
+//! Quote removal: the text a word node stands for, or why it cannot be known before it runs.
+
+use tree_sitter::Node;
+
+/// A word after quote removal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The word's text; where part of it is computed at run time, that part as written.
+    pub text: String,
+    /// Why the text is not what will run (an expansion, a substitution), if it is not.
+    pub dynamic: Option<String>,
+    /// Whether an unquoted part holds a glob character, so the word may become other words.
+    pub glob: bool,
+}
+
+impl Word {
+    pub fn literal(text: impl Into<String>) -> Word {
+        Word {
+            text: text.into(),
+            ..Word::default()
+        }
+    }
+
+    fn push(&mut self, other: Word) {
+        self.text.push_str(&other.text);
+        if self.dynamic.is_none() {
+            self.dynamic = other.dynamic;
+        }
+        self.glob |= other.glob;
+    }
+}
+
+/// The node's source text.
+pub fn source<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+/// The word a node stands for.
+pub fn word(node: Node<'_>, src: &str) -> Word {
+    let text = source(node, src);
+    match node.kind() {
+        "word" | "command_name" if node.named_child_count() == 0 => Word {
+            glob: has_unescaped_glob(text),
+            text: unescape_unquoted(text),
+            dynamic: None,
+        },
+        "command_name" | "concatenation" => {
+            let mut out = Word::default();
+            let mut previous_end = node.start_byte();
+            for i in 0..node.child_count() {
+                let Some(child) = node.child(i) else { continue };
+                // Text between children (a `$` or `=` that is its own token) is kept as written.
+                if let Some(gap) = src.get(previous_end..child.start_byte()) {
+                    out.text.push_str(gap);
+                }
+                out.push(word(child, src));
+                previous_end = child.end_byte();
+            }
+            if let Some(gap) = src.get(previous_end..node.end_byte()) {
+                out.text.push_str(gap);
+            }
+            out
+        }
+        "raw_string" => Word::literal(
+            text.strip_prefix('\'')
+                .and_then(|t| t.strip_suffix('\''))
+                .unwrap_or(text),
+        ),
+        "ansi_c_string" => Word::literal(unescape_ansi_c(
+            text.strip_prefix("$'")
+                .and_then(|t| t.strip_suffix('\''))
+                .unwrap_or(text),
+        )),
+        "string" | "translated_string" => double_quoted(node, src),
+        "number" | "string_content" => Word::literal(text),
+        "simple_expansion" | "expansion" => dynamic(text, "a variable expanded at run time"),
+        "command_substitution" => dynamic(text, "the output of a command"),
+        "process_substitution" => dynamic(text, "a file made by a command"),
+        "arithmetic_expansion" => dynamic(text, "arithmetic computed at run time"),
+        "brace_expression" => dynamic(text, "a brace expansion into several words"),
+        _ => dynamic(text, "a form the shell expands at run time"),
+    }
+}
+
+fn dynamic(text: &str, what: &str) -> Word {
+    Word {
+        text: text.to_string(),
+        dynamic: Some(format!("`{text}` is {what}")),
+        glob: false,
+    }
+}
+
+/// `"..."`: its literal parts with the escapes that double quotes honour, its expansions dynamic.
+fn double_quoted(node: Node<'_>, src: &str) -> Word {
+    let inner_start = node.start_byte() + source(node, src).find('"').map_or(0, |i| i + 1);
+    let inner_end = node.end_byte().saturating_sub(1).max(inner_start);
+    let mut out = Word::default();
+    let mut previous_end = inner_start;
+    for i in 0..node.named_child_count() {
+        let Some(child) = node.named_child(i as u32) else {
+            continue;
+        };
+        if let Some(gap) = src.get(previous_end..child.start_byte()) {
+            out.text.push_str(&unescape_double_quoted(gap));
+        }
+        match child.kind() {
+            "string_content" => out
+                .text
+                .push_str(&unescape_double_quoted(source(child, src))),
+            _ => out.push(word(child, src)),
+        }
+        previous_end = child.end_byte();
+    }
+    if let Some(gap) = src.get(previous_end..inner_end) {
+        out.text.push_str(&unescape_double_quoted(gap));
+    }
+    out
+}
+
+/// Outside quotes a backslash quotes the next character, and a backslash-newline disappears.
+fn unescape_unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => out.push(next),
+            },
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inside double quotes a backslash quotes only `$`, `` ` ``, `"`, `\` and a newline.
+fn unescape_double_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some('$' | '`' | '"' | '\\')) => {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            ('\\', Some('\n')) => {
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `$'...'`: the C escapes bash honours there.
+fn unescape_ansi_c(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('e' | 'E') => out.push('\u{1b}'),
+            Some('x') => out.extend(char::from_u32(digits(&mut chars, 16, 2, 0))),
+            Some(first @ '0'..='7') => {
+                let first = first.to_digit(8).unwrap_or(0);
+                out.extend(char::from_u32(digits(&mut chars, 8, 2, first)));
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn has_unescaped_glob(text: &str) -> bool {
+    let mut escaped = false;
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '*' | '?' | '[' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Reads up to `max` more digits of `radix` onto `code`.
+fn digits(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+    code: u32,
+) -> u32 {
+    let mut code = code;
+    for _ in 0..max {
+        match chars.peek().and_then(|c| c.to_digit(radix)) {
+            Some(digit) => {
+                code = code * radix + digit;
+                chars.next();
+            }
+            None => break,
+        }
+    }
+    code
+}
