@@ -185,6 +185,11 @@ fn strip_wrappers(words: &mut Vec<Word>, env: &mut Vec<Word>, command: &mut Simp
                 // `command -v x` only says where `x` is.
                 return;
             }
+            if wrapper.name == "env"
+                && (text.starts_with("-S") || text.starts_with("--split-string"))
+            {
+                command.mark_unresolved("`env -S` splits a word into the command it runs");
+            }
             if text.starts_with('-') && text.len() > 1 {
                 let key = text.split('=').next().unwrap_or(text);
                 let takes_value = wrapper.options_with_value.contains(&key) && !text.contains('=');

@@ -160,6 +160,7 @@ fn wrappers_are_stripped_and_remembered() {
         ("rm", vec!["HOME=/root".to_string()])
     );
     assert_eq!(only("FOO=1 BAR=\"a b\" make").env, ["FOO=1", "BAR=a b"]);
+    assert!(only("env -S 'rm -rf /'").unresolved.is_some());
     // `command -v` only looks a program up.
     assert_eq!(only("command -v rm").name, "command");
 }
