@@ -140,11 +140,12 @@ pub fn check_set<'c>(
         let Some(check) = check_rule(index) else {
             continue;
         };
-        for diagnostic in &check.diagnostics {
-            let mut diagnostic = diagnostic.clone();
-            diagnostic.relocate_in(site.file, 0, site.offset);
-            diagnostics.push(diagnostic);
-        }
+        diagnostics.extend(
+            check
+                .diagnostics
+                .iter()
+                .map(|d| d.placed(site.file, site.offset)),
+        );
         if let Some(rule) = &check.rule {
             rules.push(PlacedRule {
                 rule: rule.clone(),

@@ -110,11 +110,7 @@ fn by_pieces(
             offset,
             ast: ast.clone(),
         });
-        diagnostics.extend(piece_diagnostics.iter().map(|d| {
-            let mut d = d.clone();
-            d.relocate_in(path, 0, offset);
-            d
-        }));
+        diagnostics.extend(piece_diagnostics.iter().map(|d| d.placed(path, offset)));
     }
     Some((pieces, diagnostics))
 }

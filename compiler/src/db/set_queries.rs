@@ -81,9 +81,7 @@ pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
 /// Accumulates a rule's diagnostics, placed in its file.
 fn report_placed(db: &dyn salsa::Database, file: &str, offset: u32, diagnostics: &[Diagnostic]) {
     for diagnostic in diagnostics {
-        let mut diagnostic = diagnostic.clone();
-        diagnostic.relocate_in(file, 0, offset);
-        Diagnostics(diagnostic).accumulate(db);
+        Diagnostics(diagnostic.placed(file, offset)).accumulate(db);
     }
 }
 

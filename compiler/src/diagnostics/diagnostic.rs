@@ -63,14 +63,17 @@ impl Diagnostic {
         self
     }
 
-    /// Moves the labels in `file` (see [`Relocate`](crate::ast::Relocate)).
-    pub fn relocate_in(&mut self, file: &str, from: u32, to: u32) {
+    /// A copy with the labels in `file` moved from positions relative to `offset` to positions in
+    /// the file (see [`Relocate`](crate::ast::Relocate)).
+    pub fn placed(&self, file: &str, offset: u32) -> Diagnostic {
         use crate::ast::Relocate;
-        for label in std::iter::once(&mut self.primary).chain(&mut self.secondary) {
+        let mut placed = self.clone();
+        for label in std::iter::once(&mut placed.primary).chain(&mut placed.secondary) {
             if label.file == file {
-                label.span.relocate(from, to);
+                label.span.relocate(0, offset);
             }
         }
+        placed
     }
 
     pub fn severity(&self) -> Severity {
