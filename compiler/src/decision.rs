@@ -47,6 +47,23 @@ pub struct PrecheckOutcome {
     pub reason: Option<String>,
     /// Every matching rule, in set order.
     pub matched: Vec<Match>,
+    /// What per-part rules said of each part, when the set has any for the tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartVerdict>,
+}
+
+/// One part's verdict from the per-part rules (`for cmd in shell(...)`) that judged it: the
+/// strictest of their matches, `delegate` when none matched.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PartVerdict {
+    /// The part's position in its list.
+    pub index: usize,
+    /// The part as text: a command's `text`, or the element rendered.
+    pub part: String,
+    pub decision: Decision,
+    /// The deciding per-part rule.
+    pub rule: Option<RuleMeta>,
+    pub reason: Option<String>,
 }
 
 /// A gate's veto.
@@ -127,6 +144,9 @@ pub struct Outcome {
     /// The pre-check decision alone, before gates.
     pub precheck: Decision,
     pub matched: Vec<Match>,
+    /// Each part's verdict from per-part rules, in part order (empty when none judged parts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartVerdict>,
     pub gates: Vec<Veto>,
     /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours.
     pub concurrent: bool,

@@ -132,6 +132,16 @@ fn print_explanation(
     if let Some(reason) = &outcome.reason {
         println!("reason:   {reason}");
     }
+    if !outcome.parts.is_empty() {
+        println!("parts:");
+        for part in &outcome.parts {
+            let by = part
+                .rule
+                .as_ref()
+                .map_or(String::new(), |rule| format!(" by {}", rule.name));
+            println!("  {}  =>  {}{by}", part.part, part.decision.as_str());
+        }
+    }
     let Some(meta) = &outcome.rule else {
         println!("no rule matched: the policy set delegates to the next link of the chain");
         return;

@@ -7,7 +7,7 @@ mod literal;
 mod relocate;
 mod span;
 
-pub use expr::{BinOp, Expr, ExprKind, Quantifier, StrPart};
+pub use expr::{ArgvPattern, BinOp, Expr, ExprKind, PatternItem, PatternWord, Quantifier, StrPart};
 pub use literal::{F64, Literal, LiteralKind};
 pub use relocate::Relocate;
 pub use span::{Ident, Span};
@@ -31,6 +31,7 @@ pub struct Header {
 pub enum Item {
     Tool(ToolDecl),
     Context(ContextDecl),
+    Effects(EffectsDecl),
     Rule(Rule),
     Test(TestBlock),
 }
@@ -40,6 +41,7 @@ impl Item {
         match self {
             Item::Tool(t) => t.span,
             Item::Context(c) => c.span,
+            Item::Effects(e) => e.span,
             Item::Rule(r) => r.span,
             Item::Test(t) => t.span,
         }
@@ -64,6 +66,14 @@ pub enum ToolShape {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContextDecl {
     pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+/// `effects [ … ]`: rows the policy set adds to the shell effect table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectsDecl {
+    /// A list literal of row objects.
+    pub rows: Literal,
     pub span: Span,
 }
 
@@ -118,9 +128,19 @@ pub struct Rule {
     pub kind: RuleKind,
     pub name: Ident,
     pub selectors: Vec<Selector>,
+    /// `for cmd in list`: the rule judges each element on its own.
+    pub per_part: Option<Box<PerPart>>,
     pub condition: Option<Expr>,
     pub effects: Vec<Effect>,
     pub examples: Option<Literal>,
+    pub span: Span,
+}
+
+/// `for VAR in LIST` of a per-part rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PerPart {
+    pub var: Ident,
+    pub list: Expr,
     pub span: Span,
 }
 
@@ -224,4 +244,6 @@ pub enum Expectation {
     Value(Literal),
     Fail(String),
     Attached(String),
+    /// `part "TEXT" VERDICT`: the verdict per-part rules gave the part with that text.
+    Part(String, Ident),
 }

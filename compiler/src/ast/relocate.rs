@@ -67,6 +67,10 @@ impl Relocate for Item {
         match self {
             Item::Tool(tool) => tool.relocate(from, to),
             Item::Context(context) => context.relocate(from, to),
+            Item::Effects(effects) => {
+                effects.rows.relocate(from, to);
+                effects.span.relocate(from, to);
+            }
             Item::Rule(rule) => rule.relocate(from, to),
             Item::Test(test) => test.relocate(from, to),
         }
@@ -147,6 +151,7 @@ impl Relocate for TestStmt {
                 | Expectation::Content(_)
                 | Expectation::Fail(_)
                 | Expectation::Attached(_) => {}
+                Expectation::Part(_, verdict) => verdict.relocate(from, to),
             },
         }
     }
@@ -162,6 +167,11 @@ impl Relocate for Rule {
     fn relocate(&mut self, from: u32, to: u32) {
         self.name.relocate(from, to);
         self.selectors.relocate(from, to);
+        if let Some(part) = &mut self.per_part {
+            part.var.relocate(from, to);
+            part.list.relocate(from, to);
+            part.span.relocate(from, to);
+        }
         self.condition.relocate(from, to);
         self.effects.relocate(from, to);
         self.examples.relocate(from, to);
@@ -238,6 +248,7 @@ impl Relocate for Expr {
                 list.relocate(from, to);
                 body.relocate(from, to);
             }
+            ExprKind::ArgvMatch { subject, .. } => subject.relocate(from, to),
         }
     }
 }

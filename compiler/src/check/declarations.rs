@@ -5,8 +5,11 @@ use std::sync::Arc;
 
 use super::schema;
 use super::{Record, Ty};
-use crate::ast::{ContextDecl, FieldDecl, Item, Span, ToolShape, TypeExpr, TypeKind};
+use crate::ast::{
+    ContextDecl, EffectsDecl, FieldDecl, Item, Literal, Span, ToolShape, TypeExpr, TypeKind,
+};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::shell::EffectRow;
 
 use super::rules::SourceUnit;
 
@@ -26,6 +29,8 @@ pub struct ToolInfo {
 pub struct Declarations {
     pub tools: BTreeMap<String, ToolInfo>,
     pub context: Arc<Record>,
+    /// Rows the set adds to the shell effect table, in set order.
+    pub effects: Vec<EffectRow>,
 }
 
 /// The fields of `agent`.
@@ -54,6 +59,37 @@ pub fn result_record() -> Arc<Record> {
             ("value".into(), Ty::Json),
             ("error".into(), Ty::Str.optional()),
         ],
+    })
+}
+
+/// One simple command of `shell(...)`: the fields [`crate::shell::FIELDS`] names, typed.
+pub fn command_record() -> Arc<Record> {
+    let strings = || Ty::List(Box::new(Ty::Str));
+    let paths = || Ty::List(Box::new(Ty::Path));
+    let redirect = Record {
+        fields: vec![
+            ("fd".into(), Ty::Int.optional()),
+            ("op".into(), Ty::Str),
+            ("target".into(), Ty::Str),
+            ("path".into(), Ty::Path),
+        ],
+    };
+    let typed = |name: &str| -> Ty {
+        match name {
+            "text" | "name" => Ty::Str,
+            "argv" | "flags" | "args" | "env" | "wrappers" => strings(),
+            "paths" | "reads" | "writes" | "deletes" => paths(),
+            "cwd" => Ty::Path.optional(),
+            "redirects" => Ty::List(Box::new(Ty::Record(Arc::new(redirect.clone())))),
+            "unresolved" => Ty::Str.optional(),
+            _ => Ty::Bool,
+        }
+    };
+    Arc::new(Record {
+        fields: crate::shell::FIELDS
+            .iter()
+            .map(|name| ((*name).to_string(), typed(name)))
+            .collect(),
     })
 }
 
@@ -126,12 +162,51 @@ pub fn collect_declarations(
                         }
                     }
                 }
+                Item::Effects(EffectsDecl { rows, span }) => {
+                    decls
+                        .effects
+                        .extend(effect_rows(unit.path, rows, *span, diagnostics));
+                }
                 Item::Rule(_) | Item::Test(_) => {}
             }
         }
     }
     decls.context = Arc::new(context);
     decls
+}
+
+/// The rows of an `effects` declaration, reporting those that are not rows.
+fn effect_rows(
+    file: &str,
+    rows: &Literal,
+    span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<EffectRow> {
+    let Some(items) = rows.items() else {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::InvalidEffectRow,
+                file,
+                span,
+                "`effects` takes a list of rows",
+            )
+            .label("not a list")
+            .help("write `effects [{ command: \"NAME\", deletes: \"operands\" }]`"),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match EffectRow::from_json(&item.to_json()) {
+            Ok(row) => out.push(row),
+            Err(error) => diagnostics.push(
+                Diagnostic::new(Code::InvalidEffectRow, file, item.span, format!("invalid effect row: {error}"))
+                    .label("not an effect row")
+                    .help("a row has `command`, optional `subcommand` and `flags`, `reads`/`writes`/`deletes` naming operands (`operands`, `first`, `last`, `all_but_first`, `all_but_last`, `cwd`, `after:PREFIX`) and `network`/`executes`"),
+            ),
+        }
+    }
+    out
 }
 
 /// A record from field declarations, reporting duplicate fields.

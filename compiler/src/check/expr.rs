@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::declarations::{agent_record, result_record};
+use super::declarations::{agent_record, command_record, result_record};
 use super::{Builtin, Const, Record, Root, TExpr, TExprKind, Ty, VarId};
-use crate::ast::{BinOp, Expr, ExprKind, Ident, RuleKind, Span, StrPart};
+use crate::ast::{BinOp, Expr, ExprKind, Ident, PerPart, RuleKind, Span, StrPart};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
 
 /// What `args` is inside one rule.
@@ -76,6 +76,42 @@ impl<'a> ExprChecker<'a> {
     pub fn condition(&mut self, expr: &Expr) -> Checked {
         let checked = self.expr(expr)?;
         self.expect(checked, &Ty::Bool, "a condition is true or false: compare the value, or test it with a method such as `.contains(...)`")
+    }
+
+    /// The `for VAR in LIST` of a per-part rule: the list is checked, and the variable stays
+    /// bound for the condition and the effects.
+    pub fn per_part(&mut self, kind: RuleKind, part: &PerPart) -> Option<(VarId, TExpr)> {
+        let misplaced = kind != RuleKind::Precheck;
+        if misplaced {
+            self.error(
+                Code::PerPartOutsidePrecheck,
+                part.span,
+                format!("a `{}` rule cannot judge parts", kind.keyword()),
+                "only pre-checks judge parts",
+                "write the rule as a `precheck`, or test the parts with `any(...)`/`all(...)` in its condition".into(),
+            );
+        }
+        let list = self.expr(&part.list)?;
+        let list = self.required(list)?;
+        let element = match &list.ty {
+            Ty::List(element) => (**element).clone(),
+            Ty::Json => Ty::Json,
+            other => {
+                let other = other.clone();
+                self.mismatch(
+                    list.span,
+                    "a list",
+                    &other,
+                    "a per-part rule judges the elements of a list, such as `shell(args.command)`",
+                )?;
+                return None;
+            }
+        };
+        let id = VarId(self.vars);
+        self.vars += 1;
+        // Bound even on a misplaced clause, so the condition is checked without cascading errors.
+        self.scope.push((part.var.name.clone(), id, element));
+        (!misplaced).then_some((id, list))
     }
 
     /// A message: any non-optional value, shown as text.
@@ -174,6 +210,22 @@ impl<'a> ExprChecker<'a> {
                         var: id,
                         list: Box::new(list),
                         body: Box::new(body),
+                    },
+                    Ty::Bool,
+                )
+            }
+            ExprKind::ArgvMatch { subject, pattern } => {
+                let subject = self.expr(subject)?;
+                let words = Ty::List(Box::new(Ty::Str));
+                let subject = self.expect(
+                    subject,
+                    &words,
+                    "argv patterns match a list of words, such as `cmd.argv` of a `shell(...)` part",
+                )?;
+                typed(
+                    TExprKind::ArgvMatch {
+                        subject: Box::new(subject),
+                        pattern: Arc::new(pattern.clone()),
                     },
                     Ty::Bool,
                 )
@@ -648,6 +700,23 @@ impl<'a> ExprChecker<'a> {
                     span,
                 })
             }
+            "shell" => {
+                // `shell(command, cwd)` resolves relative operands against `cwd`.
+                let params: &[Ty] = if args.len() == 2 {
+                    &[Ty::Str, Ty::Str]
+                } else {
+                    &[Ty::Str]
+                };
+                let checked = self.arguments(name, params, args, span)?;
+                Some(TExpr {
+                    kind: TExprKind::Builtin {
+                        builtin: Builtin::Shell,
+                        args: checked,
+                    },
+                    ty: Ty::List(Box::new(Ty::Record(command_record()))),
+                    span,
+                })
+            }
             "url" => {
                 let mut checked = self.arguments(name, &[Ty::Str], args, span)?;
                 let arg = checked.pop()?;
@@ -721,14 +790,16 @@ impl<'a> ExprChecker<'a> {
             _ => {
                 let suggestion = did_you_mean(
                     name,
-                    ["path", "url", "len", "redact", "string", "any", "all"],
+                    [
+                        "path", "url", "len", "redact", "string", "shell", "any", "all",
+                    ],
                 );
                 self.error(
                     Code::UnknownFunction,
                     function.span,
                     format!("unknown function `{name}`"),
                     "unknown function",
-                    help_with_suggestion(suggestion, "the functions are `path`, `url`, `len`, `redact` and `string`; `any` and `all` quantify over lists".to_string()),
+                    help_with_suggestion(suggestion, "the functions are `path`, `url`, `len`, `redact`, `string` and `shell`; `any` and `all` quantify over lists".to_string()),
                 );
                 None
             }

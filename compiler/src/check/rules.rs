@@ -211,11 +211,19 @@ fn check_rule_into(
     let tools = resolve_selectors(file, decls, &rule.selectors, diagnostics)?;
     let args = args_shape(decls, &tools);
     let mut checker = ExprChecker::new(file, decls.context(), rule.kind, args, diagnostics);
+    let per_part = rule
+        .per_part
+        .as_ref()
+        .map(|part| checker.per_part(rule.kind, part));
     let condition = rule.condition.as_ref().map(|cond| checker.condition(cond));
     let effects = check_effects(&mut checker, rule.kind, &rule.effects);
     let vars = checker.vars;
     let condition = match condition {
         Some(c) => Some(c?),
+        None => None,
+    };
+    let per_part = match per_part {
+        Some(part) => Some(part?),
         None => None,
     };
     Some(CheckedRule {
@@ -225,6 +233,7 @@ fn check_rule_into(
         span: rule.span,
         name_span: rule.name.span,
         tools,
+        per_part,
         condition,
         effects: effects?,
         examples: rule.examples.clone(),

@@ -33,6 +33,8 @@ pub enum Expect {
     Value(Value),
     Fail(String),
     Attached(String),
+    /// A part's text and the verdict per-part rules gave it.
+    Part(String, String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +49,9 @@ pub struct CheckedTest {
     pub result: Option<ResultFixture>,
     pub expects: Vec<(Expect, Span)>,
 }
+
+/// What `expect part "TEXT" …` accepts.
+pub const PART_VERDICTS: &[&str] = &["allow", "ask", "deny", "delegate"];
 
 pub const VERDICTS: &[&str] = &[
     "allow",
@@ -254,6 +259,16 @@ pub(crate) fn check_test(
                     Expectation::Value(v) => Expect::Value(v.to_json()),
                     Expectation::Fail(f) => Expect::Fail(f.clone()),
                     Expectation::Attached(a) => Expect::Attached(a.clone()),
+                    Expectation::Part(part, verdict) => {
+                        if !PART_VERDICTS.contains(&verdict.name.as_str()) {
+                            let suggestion =
+                                did_you_mean(&verdict.name, PART_VERDICTS.iter().copied());
+                            invalid(diagnostics, verdict.span, format!("unknown part verdict `{}`", verdict.name), help_with_suggestion(suggestion, "a part is `allow`ed, `deny`ed, `ask`ed about, or `delegate`d when no per-part rule matched it".into()));
+                            ok = false;
+                            continue;
+                        }
+                        Expect::Part(part.clone(), verdict.name.clone())
+                    }
                 };
                 expects.push((expect, stmt.span));
             }

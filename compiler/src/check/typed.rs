@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Ty;
-use crate::ast::{BinOp, Literal, Quantifier, RuleKind, Span};
+use crate::ast::{ArgvPattern, BinOp, Literal, Quantifier, RuleKind, Span};
 
 /// The roots a condition can read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -88,6 +88,10 @@ pub enum TExprKind {
         list: Box<TExpr>,
         body: Box<TExpr>,
     },
+    ArgvMatch {
+        subject: Box<TExpr>,
+        pattern: Arc<ArgvPattern>,
+    },
 }
 
 /// Functions and methods, resolved by the receiver's type.
@@ -118,6 +122,8 @@ pub enum Builtin {
     /// `redact(text, regex, replacement)`; the regex is the second argument, a literal.
     Redact,
     ToString,
+    /// `shell(command, cwd?)`: the simple commands of a command line, as part records.
+    Shell,
 }
 
 impl Builtin {
@@ -144,6 +150,7 @@ impl Builtin {
         Builtin::UrlUser,
         Builtin::Redact,
         Builtin::ToString,
+        Builtin::Shell,
     ];
 
     pub fn name(self) -> &'static str {
@@ -168,6 +175,7 @@ impl Builtin {
             Builtin::UrlUser => "user",
             Builtin::Redact => "redact",
             Builtin::ToString => "string",
+            Builtin::Shell => "shell",
         }
     }
 }
@@ -213,6 +221,8 @@ pub struct CheckedRule {
     pub span: Span,
     pub name_span: Span,
     pub tools: ToolSet,
+    /// A per-part rule's variable and the list of parts it judges.
+    pub per_part: Option<(VarId, TExpr)>,
     pub condition: Option<TExpr>,
     pub effects: Vec<CheckedEffect>,
     pub examples: Option<Literal>,

@@ -122,6 +122,10 @@ impl fmt::Display for Ty {
             Ty::Url => f.write_str("url"),
             Ty::Null => f.write_str("null"),
             Ty::List(inner) => write!(f, "list<{inner}>"),
+            // A part of `shell(...)` is named, not spelled out field by field.
+            Ty::Record(record) if record.names().eq(crate::shell::FIELDS.iter().copied()) => {
+                f.write_str("command")
+            }
             Ty::Record(record) => {
                 f.write_str("{ ")?;
                 for (i, (name, ty)) in record.fields.iter().enumerate() {

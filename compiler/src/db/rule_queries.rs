@@ -10,6 +10,7 @@ use crate::ast::{Item, PolicyFile, Rule};
 use crate::check::{DeclarationView, DeclaredTool, Record, RuleCheck};
 use crate::diagnostics::{Diagnostic, SourceMap};
 use crate::lower::LoweredRule;
+use crate::shell::EffectTable;
 
 /// One rule of a set, identified by its set, file and name.
 #[salsa::tracked(debug)]
@@ -108,6 +109,13 @@ pub fn context_record(db: &dyn salsa::Database, set: PolicySet) -> Arc<Record> {
     declarations(db, set).0.context.clone()
 }
 
+/// The shell effect table: the built-in rows and the set's `effects` rows. Equal tables stop
+/// change, so only editing `effects` re-runs the examples.
+#[salsa::tracked]
+pub fn effect_table(db: &dyn salsa::Database, set: PolicySet) -> Arc<EffectTable> {
+    EffectTable::extended(declarations(db, set).0.effects.clone())
+}
+
 /// A set's declarations, read through the queries above.
 struct SetDeclarations<'db> {
     db: &'db dyn salsa::Database,
@@ -174,6 +182,7 @@ pub fn examples_rule<'db>(db: &'db dyn salsa::Database, item: RuleItem<'db>) -> 
         return Vec::new();
     };
     // Examples report their own positions; the program's line numbers are not read.
-    let program = crate::lower::link([(&**lowered, 0)], &SourceMap::default());
+    let effects = effect_table(db, item.set(db)).clone();
+    let program = crate::lower::link([(&**lowered, 0)], &SourceMap::default(), effects);
     crate::testing::check_examples(checked, &program)
 }

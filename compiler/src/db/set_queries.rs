@@ -131,7 +131,8 @@ pub fn lower(db: &dyn salsa::Database, set: PolicySet) -> Option<Arc<Program>> {
         lowered.push((rule.clone(), item.offset(db)));
     }
     let sources = source_map(db, set);
-    let program = crate::lower::link(lowered.iter().map(|(r, o)| (&**r, *o)), &sources);
+    let effects = super::rule_queries::effect_table(db, set).clone();
+    let program = crate::lower::link(lowered.iter().map(|(r, o)| (&**r, *o)), &sources, effects);
     Some(Arc::new(program))
 }
 

@@ -23,6 +23,10 @@ impl Printer {
                 format!("context {}", record(&context.fields, 8, 0)),
                 context.span,
             )],
+            Item::Effects(effects) => vec![(
+                format!("effects {}", literal(&effects.rows, 8, 0)),
+                effects.span,
+            )],
             Item::Rule(rule) => rule_lines(rule),
             Item::Test(test) => {
                 let mut lines = vec![(
@@ -57,6 +61,11 @@ fn rule_lines(rule: &Rule) -> Vec<(String, Span)> {
             end: head_end.end,
         },
     )];
+    if let Some(part) = &rule.per_part {
+        let head = format!("  for {} in ", part.var.name);
+        let list = wrapped(&part.list, 0, head.len());
+        lines.push((format!("{head}{list}"), part.span));
+    }
     if let Some(cond) = &rule.condition {
         lines.push((format!("  when {}", wrapped(cond, 0, 7)), cond.span));
     }
@@ -139,6 +148,9 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Value(v) => format!("value {}", literal(v, 14, 2)),
         Expectation::Fail(s) => format!("fail {}", string_literal(s)),
         Expectation::Attached(s) => format!("attach context {}", string_literal(s)),
+        Expectation::Part(part, verdict) => {
+            format!("part {} {}", string_literal(part), verdict.name)
+        }
     }
 }
 
@@ -335,6 +347,7 @@ const POSTFIX: u8 = 7;
 fn precedence(e: &Expr) -> u8 {
     match &e.kind {
         ExprKind::Binary { op, .. } => op.precedence(),
+        ExprKind::ArgvMatch { .. } => BinOp::Eq.precedence(),
         ExprKind::Not(_) => NOT,
         _ => POSTFIX,
     }
@@ -404,6 +417,10 @@ fn expr(e: &Expr, min: u8) -> String {
                 expr(body, 0)
             )
         }
+        ExprKind::ArgvMatch { subject, pattern } => {
+            let p = BinOp::Eq.precedence();
+            format!("{} ~ {}", expr(subject, p + 1), argv_pattern(pattern))
+        }
     };
     if precedence(e) < min {
         format!("({text})")
@@ -468,6 +485,26 @@ fn chain<'e>(e: &'e Expr, op: BinOp, out: &mut Vec<&'e Expr>) {
         }
         _ => out.push(e),
     }
+}
+
+/// `["git", "push", .., "--force" | "-f", ..]`.
+pub fn argv_pattern(pattern: &ArgvPattern) -> String {
+    let items: Vec<String> = pattern
+        .items
+        .iter()
+        .map(|item| match item {
+            PatternItem::Rest => "..".to_string(),
+            PatternItem::Word(alternatives) => alternatives
+                .iter()
+                .map(|a| match a {
+                    PatternWord::Any => "_".to_string(),
+                    PatternWord::Literal(text) => string_literal(text),
+                })
+                .collect::<Vec<_>>()
+                .join(" | "),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }
 
 fn arguments(args: &[Expr]) -> String {

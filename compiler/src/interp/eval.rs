@@ -8,7 +8,7 @@ use super::ops::{self, Fault};
 use super::value::Value;
 use crate::ast::{Quantifier, Span};
 use crate::call::Agent;
-use crate::check::{Const, Root};
+use crate::check::{Builtin, Const, Root, VarId};
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
@@ -25,6 +25,8 @@ type Eval<'a> = Result<Value<'a>, EvalError>;
 pub struct Facts<'a> {
     pub values: Vec<Result<Value<'a>, String>>,
     pub tool: &'a str,
+    /// The command lines `shell(...)` parsed for this call.
+    pub shell: ops::ShellParses,
 }
 
 impl<'a> Facts<'a> {
@@ -34,7 +36,11 @@ impl<'a> Facts<'a> {
             .iter()
             .map(|slot| ops::read_fact(slot, roots.lookup(slot), tool))
             .collect();
-        Facts { values, tool }
+        Facts {
+            values,
+            tool,
+            shell: ops::ShellParses::default(),
+        }
     }
 }
 
@@ -107,6 +113,13 @@ where
             message,
             span: node.span,
         })
+    }
+
+    /// Binds a variable: a per-part rule's part, before its condition runs.
+    pub fn bind(&mut self, var: VarId, value: Value<'a>) {
+        if let Some(slot) = self.vars.get_mut(var.0 as usize) {
+            *slot = value;
+        }
     }
 
     /// Whether the rule's condition holds (a rule without one always applies).
@@ -287,6 +300,15 @@ where
                 let glob = program.globs.get(glob.0 as usize);
                 self.check(node, &[*subject], ops::glob(&text, glob).map(Value::Bool))
             }
+            Op::ArgvMatch(subject, pattern) => {
+                let words = self.eval(*subject)?;
+                let pattern = program.patterns.get(pattern.0 as usize);
+                self.check(
+                    node,
+                    &[*subject],
+                    ops::argv_match(&words, pattern.map(|p| &**p)).map(Value::Bool),
+                )
+            }
             Op::Redact(text, regex, replacement) => {
                 let subject = self.eval(*text)?;
                 let with = self.eval(*replacement)?;
@@ -296,6 +318,11 @@ where
                     &[*text, *replacement],
                     ops::redact(&subject, regex, &with),
                 )
+            }
+            Op::Builtin(Builtin::Shell, args) => {
+                let values = self.values(args)?;
+                let parsed = ops::shell(&values, &self.facts.shell, &program.effects);
+                self.check(node, args, parsed)
             }
             Op::Builtin(builtin, args) => {
                 let values = self.values(args)?;

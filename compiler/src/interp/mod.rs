@@ -12,6 +12,7 @@
 mod eval;
 mod explain;
 pub mod ops;
+mod parts;
 pub mod path;
 mod value;
 
@@ -28,6 +29,7 @@ use crate::jit::{NativeCode, NativeFrame};
 
 pub use eval::{EvalError, Evaluation, Facts, Roots};
 pub use explain::{Step, explain};
+pub use parts::rule_matches as per_part_rule_matches;
 pub use value::Value;
 
 /// Evaluates calls against one lowered policy set, with conditions from native code where the
@@ -149,6 +151,7 @@ impl<'p> Evaluator<'p> {
             rule,
             precheck: precheck.decision,
             matched: precheck.matched,
+            parts: precheck.parts,
             gates,
             concurrent,
             errors,
@@ -242,10 +245,18 @@ impl<'p> Evaluator<'p> {
         let ReadFacts { facts, native } = self.facts(reading);
         let rules = self.narrowed(rules, (&*facts, native), RuleKind::Precheck, tool);
         let mut matched = Vec::new();
+        let mut judged = Vec::new();
         for rule in rules {
-            match self.fire(rule, facts, native.as_mut()) {
+            let fired = match rule.per_part {
+                Some(per_part) => parts::judge(self.program, rule, per_part, facts).map(|parts| {
+                    judged.push(parts);
+                    None
+                }),
+                None => self.fire(rule, facts, native.as_mut()),
+            };
+            match fired {
                 Ok(None) => {}
-                Ok(Some(effect)) => matched.push(effect),
+                Ok(Some(effect)) => matched.push((rule.index, effect)),
                 Err(error) => {
                     let reason = format!(
                         "policy error in rule `{}`: {}",
@@ -255,15 +266,24 @@ impl<'p> Evaluator<'p> {
                         rule: rule.meta.clone(),
                         error: error.message,
                     });
-                    matched.push(Match {
+                    let denial = Match {
                         rule: rule.meta.clone(),
                         effect: Decision::Deny,
                         reason: Some(reason),
-                    });
+                    };
+                    matched.push((rule.index, denial));
                 }
             }
         }
-        decide(matched)
+        if judged.is_empty() {
+            return decide(matched.into_iter().map(|(_, m)| m).collect());
+        }
+        let (whole, verdicts) = parts::combine(judged);
+        matched.extend(whole);
+        matched.sort_by_key(|(index, _)| *index);
+        let mut outcome = decide(matched.into_iter().map(|(_, m)| m).collect());
+        outcome.parts = verdicts;
+        outcome
     }
 
     /// Runs one pre-check rule: `None` when its condition is false.
@@ -511,5 +531,6 @@ pub fn decide(matched: Vec<Match>) -> PrecheckOutcome {
         rule: deciding.map(|m| m.rule.clone()),
         reason: deciding.and_then(|m| m.reason.clone()),
         matched,
+        parts: Vec::new(),
     }
 }

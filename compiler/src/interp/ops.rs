@@ -13,8 +13,10 @@ use serde_json::Value as Json;
 
 use super::path;
 use super::value::Value;
+use crate::ast::ArgvPattern;
 use crate::check::{Builtin, Root, Ty};
 use crate::ir::Slot;
+use crate::shell::EffectTable;
 
 /// Why an operation has no value. The caller names the operand in its message.
 #[derive(Clone, Debug, PartialEq)]
@@ -216,6 +218,22 @@ pub fn glob(text: &Value<'_>, glob: Option<&globset::GlobMatcher>) -> Result<boo
     Ok(glob.is_some_and(|g| g.is_match(text)))
 }
 
+/// `words ~ [ … ]`: a list of strings against an argv pattern.
+pub fn argv_match(words: &Value<'_>, pattern: Option<&ArgvPattern>) -> Result<bool, Fault> {
+    let Some(count) = words.list_len() else {
+        return Err(type_fault(0, "a list of words", words));
+    };
+    let mut texts = Vec::with_capacity(count);
+    let items: Vec<Value<'_>> = (0..count).filter_map(|i| words.element(i)).collect();
+    for item in &items {
+        match item {
+            Value::Str(text) => texts.push(&**text),
+            other => return Err(type_fault(0, "a list of strings", other)),
+        }
+    }
+    Ok(pattern.is_some_and(|p| p.matches(&texts)))
+}
+
 pub fn redact<'a>(
     text: &Value<'a>,
     regex: Option<&regex::Regex>,
@@ -236,6 +254,37 @@ pub fn redact<'a>(
 /// The elements a quantifier walks.
 pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
     list.elements().ok_or_else(|| type_fault(0, "a list", list))
+}
+
+/// The command lines one call's rules parsed, each with the working directory it was parsed
+/// against: a line is parsed once per call however many rules read it, and its parts are
+/// borrowed from here like the call's own JSON.
+#[derive(Default)]
+pub struct ShellParses(elsa::FrozenMap<(String, Option<String>), Box<Json>>);
+
+/// `shell(line)` or `shell(line, cwd)`: the line's simple commands as part records.
+pub fn shell<'a, V: Borrow<Value<'a>>>(
+    args: &[V],
+    parses: &'a ShellParses,
+    effects: &EffectTable,
+) -> OpResult<'a> {
+    let text = |n: usize| match args.get(n) {
+        Some(value) => string(n, value.borrow()).map(Some),
+        None => Ok(None),
+    };
+    let line = text(0)?.unwrap_or_default();
+    let cwd = text(1)?;
+    let key = (line.to_string(), cwd.map(str::to_string));
+    let parts = match parses.0.get(&key) {
+        Some(parts) => parts,
+        None => {
+            let commands = crate::shell::parse_command(line, cwd);
+            parses
+                .0
+                .insert(key, Box::new(crate::shell::parts_json(&commands, effects)))
+        }
+    };
+    Ok(Value::Json(parts))
 }
 
 /// A builtin function applied to its evaluated arguments.
@@ -319,6 +368,9 @@ pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResu
         }
         Builtin::Redact => Err(Fault::Failed(
             "internal: redact is lowered to its own node".into(),
+        )),
+        Builtin::Shell => Err(Fault::Failed(
+            "internal: shell is applied with the call's parses".into(),
         )),
     }
 }

@@ -68,6 +68,7 @@ fn op_text(op: &Op) -> String {
         Op::Add(a, b) => format!("n{} + n{}", a.0, b.0),
         Op::Matches(a, r) => format!("n{} matches re{}", a.0, r.0),
         Op::Glob(a, g) => format!("n{} glob glob{}", a.0, g.0),
+        Op::ArgvMatch(a, p) => format!("n{} ~ pattern{}", a.0, p.0),
         Op::Builtin(b, args) => format!("{}({})", b.name(), list(args)),
         Op::Redact(a, r, b) => format!("redact(n{}, re{}, n{})", a.0, r.0, b.0),
         Op::Quantified {

@@ -29,6 +29,9 @@ pub struct GlobId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SetId(pub u32);
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PatternId(pub u32);
+
 /// A field of the call that some rule reads: filled once per call.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Slot {
@@ -74,6 +77,8 @@ pub enum Op {
     Add(NodeId, NodeId),
     Matches(NodeId, RegexId),
     Glob(NodeId, GlobId),
+    /// `words ~ [ … ]`.
+    ArgvMatch(NodeId, PatternId),
     Builtin(Builtin, Vec<NodeId>),
     /// `redact(text, regex, replacement)`.
     Redact(NodeId, RegexId, NodeId),
@@ -136,6 +141,8 @@ pub struct RuleIr {
     /// Matches the tool name against the rule's globs, when it has any.
     pub tool_globs: Option<globset::GlobSet>,
     pub nodes: Vec<Node>,
+    /// A per-part rule's variable and list: its condition and effects see one part at a time.
+    pub per_part: Option<(VarId, NodeId)>,
     pub condition: Option<NodeId>,
     pub effects: Vec<EffectIr>,
     pub vars: u32,
@@ -160,9 +167,12 @@ pub struct Program {
     pub regexes: Vec<regex::Regex>,
     pub globs: Vec<globset::GlobMatcher>,
     pub sets: Vec<FxHashSet<Arc<str>>>,
+    pub patterns: Vec<Arc<crate::ast::ArgvPattern>>,
     /// Every rule in set order: files by path, then source order.
     pub rules: Vec<RuleIr>,
     pub dispatch: Dispatch,
+    /// What commands do, for `shell(...)`: the built-in table and the set's `effects` rows.
+    pub effects: Arc<crate::shell::EffectTable>,
 }
 
 /// Which rules apply to which tool, per rule kind, so rules for other tools cost nothing.

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use crate::interp::ops::ShellParses;
 use crate::interp::{Facts, Value};
 use crate::ir::Program;
 
@@ -73,6 +74,8 @@ pub struct Frame<'a> {
     pub program: &'a Program,
     pub consts: &'a [std::sync::Arc<str>],
     pub facts: &'a [Result<Value<'a>, String>],
+    /// The command lines `shell(...)` parsed for this call, shared with the interpreter.
+    pub shell: &'a ShellParses,
     /// Values the condition made (strings, lists), named by `VALUE` cells.
     pub values: Vec<Value<'a>>,
 }
@@ -81,12 +84,13 @@ impl<'a> Frame<'a> {
     pub fn new(
         program: &'a Program,
         consts: &'a [std::sync::Arc<str>],
-        facts: &'a [Result<Value<'a>, String>],
+        facts: &'a Facts<'a>,
     ) -> Self {
         Frame {
             program,
             consts,
-            facts,
+            facts: &facts.values,
+            shell: &facts.shell,
             values: Vec::new(),
         }
     }

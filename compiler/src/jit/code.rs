@@ -167,7 +167,7 @@ impl NativeFrame<'_> {
             return Some(decided);
         }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
-        let mut frame = Frame::new(self.program, &self.code.constants, &facts.values);
+        let mut frame = Frame::new(self.program, &self.code.constants, facts);
         let frame: *mut Frame<'_> = &mut frame;
         let status = call_condition(function, frame.cast(), &self.cells);
         match status {

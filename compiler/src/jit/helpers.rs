@@ -34,6 +34,8 @@ pub enum Apply {
     Builtin = 6,
     /// `extra`: the regex id.
     Redact = 7,
+    /// `extra`: the argv pattern id.
+    ArgvMatch = 8,
 }
 
 /// One imported function: its symbol, how many `i64` parameters it takes, and its address.
@@ -279,8 +281,14 @@ fn apply<'a>(
         c if c == Apply::Add as i64 => ops::add(first, second),
         c if c == Apply::In as i64 => ops::contained(first, second).map(Value::Bool),
         c if c == Apply::Builtin as i64 => {
-            let builtin = Builtin::ALL.get(extra_index?).ok_or_else(internal)?;
-            ops::builtin(*builtin, values)
+            match Builtin::ALL.get(extra_index?).ok_or_else(internal)? {
+                Builtin::Shell => ops::shell(values, frame.shell, &frame.program.effects),
+                builtin => ops::builtin(*builtin, values),
+            }
+        }
+        c if c == Apply::ArgvMatch as i64 => {
+            let pattern = frame.program.patterns.get(extra_index?);
+            ops::argv_match(first, pattern.map(|p| &**p)).map(Value::Bool)
         }
         c if c == Apply::Redact as i64 => {
             let regex = frame.program.regexes.get(extra_index?);

@@ -109,7 +109,8 @@ impl Jit {
         let mut untranslated = Vec::new();
         let scans = Scans::build(program);
         for (position, rule) in program.rules.iter().enumerate() {
-            let Some(condition) = rule.condition else {
+            // A per-part rule's condition runs once per part, with the part bound: interpreted.
+            let Some(condition) = rule.condition.filter(|_| rule.per_part.is_none()) else {
                 continue;
             };
             if scans.guard(rule.index).is_some_and(|guard| guard.whole) {

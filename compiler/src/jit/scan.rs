@@ -70,8 +70,10 @@ impl Scans {
         let mut groups: FxHashMap<Group, Vec<(String, Vec<u32>)>> = FxHashMap::default();
         let mut wanted: Vec<Option<(Group, u32, bool)>> = Vec::new();
         for rule in &program.rules {
+            // A per-part rule reads its parts first, which can fail: no scan may skip it.
             let test = rule
                 .condition
+                .filter(|_| rule.per_part.is_none())
                 .and_then(|condition| first_test(program, rule, condition));
             wanted.push(test.map(|(slot, pattern, whole)| {
                 let key = (home_tool(rule), kind_index(rule.meta.kind), slot);

@@ -137,6 +137,9 @@ impl FunctionTranslator<'_, '_> {
             Op::Glob(subject, glob) => {
                 self.translate_predicate(id::GLOB, i64::from(glob.0), *subject)
             }
+            Op::ArgvMatch(subject, pattern) => {
+                self.translate_apply(Apply::ArgvMatch, i64::from(pattern.0), &[*subject])
+            }
             Op::Coalesce(a, b) => self.translate_coalesce(*a, *b),
             Op::Member(base, field) => {
                 let field = self.constants.intern(field);

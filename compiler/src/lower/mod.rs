@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
-use crate::ast::{BinOp, Relocate, Span};
+use crate::ast::{ArgvPattern, BinOp, Relocate, Span};
 use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExprKind, Ty};
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
-    EffectIr, GlobId, Node, NodeId, Op, Program, RegexId, RuleIr, RuleMeta, SetId, Slot, SlotId,
+    EffectIr, GlobId, Node, NodeId, Op, PatternId, Program, RegexId, RuleIr, RuleMeta, SetId, Slot,
+    SlotId,
 };
 
 /// Regexes are compiled with this size limit, so that a hostile pattern cannot exhaust memory.
@@ -25,6 +26,7 @@ pub struct LoweredRule {
     regexes: Vec<regex::Regex>,
     globs: Vec<globset::GlobMatcher>,
     sets: Vec<FxHashSet<Arc<str>>>,
+    patterns: Vec<Arc<ArgvPattern>>,
     /// Where the rule's name starts, for its line number once placed.
     name_start: u32,
 }
@@ -45,6 +47,7 @@ pub fn lower_rule(rule: &CheckedRule) -> Result<LoweredRule, Vec<Diagnostic>> {
         regexes: lowerer.regexes,
         globs: lowerer.globs,
         sets: lowerer.sets,
+        patterns: lowerer.patterns,
         name_start: rule.name_span.start,
     })
 }
@@ -54,6 +57,7 @@ pub fn lower_rule(rule: &CheckedRule) -> Result<LoweredRule, Vec<Diagnostic>> {
 pub fn link<'a>(
     rules: impl IntoIterator<Item = (&'a LoweredRule, u32)>,
     sources: &SourceMap,
+    effects: Arc<crate::shell::EffectTable>,
 ) -> Program {
     let mut tables = Lowerer::default();
     let mut program_rules = Vec::new();
@@ -81,11 +85,20 @@ pub fn link<'a>(
                 SetId(index_u32(tables.sets.len() - 1))
             })
             .collect();
+        let patterns: Vec<PatternId> = lowered
+            .patterns
+            .iter()
+            .map(|pattern| {
+                tables.patterns.push(pattern.clone());
+                PatternId(index_u32(tables.patterns.len() - 1))
+            })
+            .collect();
         let ids = Renumbering {
             slots: &slots,
             regexes: &regexes,
             globs: &globs,
             sets: &sets,
+            patterns: &patterns,
         };
         let mut rule = lowered.rule.clone();
         for node in &mut rule.nodes {
@@ -105,8 +118,10 @@ pub fn link<'a>(
         regexes: tables.regexes,
         globs: tables.globs,
         sets: tables.sets,
+        patterns: tables.patterns,
         rules: program_rules,
         dispatch,
+        effects,
     }
 }
 
@@ -120,6 +135,7 @@ struct Renumbering<'a> {
     regexes: &'a [RegexId],
     globs: &'a [GlobId],
     sets: &'a [SetId],
+    patterns: &'a [PatternId],
 }
 
 impl Renumbering<'_> {
@@ -134,6 +150,7 @@ impl Renumbering<'_> {
             }
             Op::Glob(_, glob) => *glob = map(self.globs, glob.0, *glob),
             Op::InSet(_, set) => *set = map(self.sets, set.0, *set),
+            Op::ArgvMatch(_, pattern) => *pattern = map(self.patterns, pattern.0, *pattern),
             // Listed so that a new operation naming a table cannot be forgotten here.
             Op::Const(_)
             | Op::Var(_)
@@ -168,6 +185,7 @@ struct Lowerer {
     globs: Vec<globset::GlobMatcher>,
     glob_ids: HashMap<Arc<str>, GlobId>,
     sets: Vec<FxHashSet<Arc<str>>>,
+    patterns: Vec<Arc<ArgvPattern>>,
     diagnostics: Vec<Diagnostic>,
     /// The file of the rule being lowered, for diagnostics.
     file: String,
@@ -177,6 +195,10 @@ struct Lowerer {
 
 impl Lowerer {
     fn rule(&mut self, rule: &CheckedRule) -> RuleIr {
+        let per_part = rule
+            .per_part
+            .as_ref()
+            .map(|(var, list)| (*var, self.expr(list)));
         let condition = rule.condition.as_ref().map(|c| self.expr(c));
         let effects = rule.effects.iter().map(|e| self.effect(e)).collect();
         let tool_globs = if rule.tools.globs.is_empty() {
@@ -203,6 +225,7 @@ impl Lowerer {
             tools: rule.tools.clone(),
             tool_globs,
             nodes: std::mem::take(&mut self.nodes),
+            per_part,
             condition,
             effects,
             vars: rule.vars,
@@ -306,6 +329,12 @@ impl Lowerer {
                     list,
                     body,
                 }
+            }
+            TExprKind::ArgvMatch { subject, pattern } => {
+                let subject = self.expr(subject);
+                let id = PatternId(index_u32(self.patterns.len()));
+                self.patterns.push(pattern.clone());
+                Op::ArgvMatch(subject, id)
             }
         };
         self.push(op, &expr.ty, expr.span)

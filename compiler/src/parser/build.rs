@@ -40,6 +40,9 @@ pub(crate) fn build_file(
                 Rule::context_decl => builder
                     .context_decl(node)
                     .map(|c| file.items.push(Item::Context(c))),
+                Rule::effects_decl => builder
+                    .effects_decl(node)
+                    .map(|e| file.items.push(Item::Effects(e))),
                 Rule::rule_decl => builder.rule(node).map(|r| file.items.push(Item::Rule(r))),
                 Rule::test_block => builder
                     .test_block(node)
@@ -71,6 +74,8 @@ fn is_keyword(kind_of: Rule) -> bool {
             | Rule::kw_from
             | Rule::kw_context
             | Rule::kw_on
+            | Rule::kw_effects
+            | Rule::kw_for
             | Rule::kw_when
             | Rule::kw_allow
             | Rule::kw_accept
@@ -93,6 +98,7 @@ fn is_keyword(kind_of: Rule) -> bool {
             | Rule::kw_no
             | Rule::kw_rule
             | Rule::kw_reason
+            | Rule::kw_part
             | Rule::kw_or
             | Rule::kw_and
             | Rule::kw_not
@@ -158,6 +164,13 @@ impl Builder<'_> {
         let mut it = children(node);
         let fields = self.record_fields(self.next(&mut it, span)?)?;
         Ok(ContextDecl { fields, span })
+    }
+
+    fn effects_decl(&mut self, node: Node<'_>) -> Built<EffectsDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let rows = self.literal(self.next(&mut it, span)?)?;
+        Ok(EffectsDecl { rows, span })
     }
 
     fn record_fields(&mut self, node: Node<'_>) -> Built<Vec<FieldDecl>> {
@@ -227,8 +240,20 @@ impl Builder<'_> {
         let mut condition = None;
         let mut effects = Vec::new();
         let mut examples = None;
+        let mut per_part = None;
         for part in it {
             match part.as_rule() {
+                Rule::per_part => {
+                    let part_span = self.span(&part);
+                    let mut inner = children(part);
+                    let var = self.ident(self.next(&mut inner, part_span)?);
+                    let list = self.expr(self.next(&mut inner, part_span)?)?;
+                    per_part = Some(Box::new(PerPart {
+                        var,
+                        list,
+                        span: part_span,
+                    }));
+                }
                 Rule::condition => {
                     let cond_span = self.span(&part);
                     let mut inner = children(part);
@@ -251,6 +276,7 @@ impl Builder<'_> {
             kind,
             name,
             selectors,
+            per_part,
             condition,
             effects,
             examples,
@@ -349,6 +375,10 @@ impl Builder<'_> {
                 Expectation::Attached(self.plain_string(self.next(&mut it, span)?)?)
             }
             Rule::expect_value => Expectation::Value(self.literal(self.next(&mut it, span)?)?),
+            Rule::expect_part => {
+                let part = self.plain_string(self.next(&mut it, span)?)?;
+                Expectation::Part(part, self.ident(self.next(&mut it, span)?))
+            }
             _ => return Err(Malformed(span)),
         })
     }
@@ -496,6 +526,16 @@ impl Builder<'_> {
                 let Some(op_node) = it.next() else {
                     return Ok(lhs);
                 };
+                if op_node.as_rule() == Rule::argv_match {
+                    let pattern = self.argv_pattern(op_node)?;
+                    return Ok(Expr {
+                        kind: ExprKind::ArgvMatch {
+                            subject: Box::new(lhs),
+                            pattern,
+                        },
+                        span,
+                    });
+                }
                 let op = comparison(op_node.as_str());
                 let rhs = self.expr(self.next(&mut it, span)?)?;
                 Ok(Expr {
@@ -535,6 +575,27 @@ impl Builder<'_> {
             };
         }
         Ok(lhs)
+    }
+
+    /// `~ [ … ]`: the pattern's items.
+    fn argv_pattern(&mut self, node: Node<'_>) -> Built<ArgvPattern> {
+        let mut items = Vec::new();
+        for item in node.into_inner().flat_map(|pattern| pattern.into_inner()) {
+            if item.as_rule() == Rule::pattern_rest {
+                items.push(PatternItem::Rest);
+                continue;
+            }
+            let mut alternatives = Vec::new();
+            for word in item.into_inner() {
+                alternatives.push(if word.as_rule() == Rule::pattern_any {
+                    PatternWord::Any
+                } else {
+                    PatternWord::Literal(self.plain_string(word)?)
+                });
+            }
+            items.push(PatternItem::Word(alternatives));
+        }
+        Ok(ArgvPattern { items })
     }
 
     fn postfix(&mut self, node: Node<'_>) -> Built<Expr> {

@@ -10,6 +10,7 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "policy",
     "tool",
     "context",
+    "effects",
     "precheck",
     "gate",
     "postcheck",

@@ -15,6 +15,8 @@ pub struct SimpleCommand {
     /// `args` resolved lexically (no file system) against the working directory, as far as it is
     /// known: the call's, then what `cd` changed it to.
     pub paths: Vec<String>,
+    /// The working directory the command runs in, as far as it is known.
+    pub cwd: Option<String>,
     pub redirects: Vec<Redirect>,
     /// `NAME=VALUE` assignments made for this command (written before it, or given to `env`).
     pub env: Vec<String>,

@@ -210,6 +210,7 @@ impl Walker {
             // `> file` alone still truncates the file.
             self.push(SimpleCommand {
                 redirects,
+                cwd: cwd.clone(),
                 ..SimpleCommand::default()
             });
             return;

@@ -4,14 +4,23 @@
 //! each after quote removal, with its redirections and assignments, wrappers such as `sudo` and
 //! `xargs` stripped but remembered, and its arguments split into flags, operands and paths.
 //! Whatever cannot be known without running the shell is marked unresolved, with the reason.
+//! The effect table says what each command reads, writes, deletes, and whether it reaches the
+//! network or runs other code; `shell(...)` in the language gives each command as a part record.
 
 mod command;
+mod effects;
 mod extract;
 mod normalize;
+mod part;
 mod word;
 
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod effect_tests;
+
 pub use command::{Redirect, SimpleCommand};
+pub use effects::{EffectRow, EffectTable, Effects, Operands};
 pub use extract::{Limits, parse_command, parse_command_with};
+pub use part::{FIELDS, display, parts_json};

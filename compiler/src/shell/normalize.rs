@@ -121,6 +121,7 @@ pub(super) fn normalize_command(
     }
     let mut command = SimpleCommand {
         redirects,
+        cwd: cwd.clone(),
         ..SimpleCommand::default()
     };
     let mut words = words;

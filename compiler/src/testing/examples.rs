@@ -7,7 +7,7 @@ use crate::ast::{Literal, RuleKind, Span};
 use crate::call::{Call, Status, ToolResult};
 use crate::check::{CheckedRule, CheckedSet};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::interp::{CallJson, Evaluation, Facts};
+use crate::interp::{CallJson, Evaluation, Facts, per_part_rule_matches};
 use crate::ir::{Program, RuleIr};
 
 /// Checks a rule's examples against the rule alone: `program` is the rule lowered and linked on
@@ -149,7 +149,9 @@ fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String
     let json = CallJson::of(call);
     let roots = json.roots(call);
     let facts = Facts::fill(program, &call.tool, &roots);
-    Evaluation::new(program, rule, &facts)
-        .condition_holds()
-        .map_err(|e| e.message)
+    match rule.per_part {
+        Some(per_part) => per_part_rule_matches(program, rule, per_part, &facts),
+        None => Evaluation::new(program, rule, &facts).condition_holds(),
+    }
+    .map_err(|e| e.message)
 }

@@ -118,6 +118,34 @@ fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
                 .collect();
             format!("expected no veto; vetoes: {}", vetoes.join(", "))
         }),
+        Expect::Part(text, verdict) => {
+            let found = outcome.parts.iter().find(|p| &p.part == text);
+            match found {
+                Some(part) if part.decision.as_str() == verdict => None,
+                Some(part) => Some(format!(
+                    "expected part `{text}` to be {verdict}, it is {}{}",
+                    part.decision.as_str(),
+                    part.rule
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(" (rule `{}`)", r.name))
+                )),
+                None => {
+                    let parts: Vec<String> = outcome
+                        .parts
+                        .iter()
+                        .map(|p| format!("`{}`", p.part))
+                        .collect();
+                    Some(format!(
+                        "no part `{text}` was judged; the parts are: {}",
+                        if parts.is_empty() {
+                            "none".to_string()
+                        } else {
+                            parts.join(", ")
+                        }
+                    ))
+                }
+            }
+        }
         Expect::Rule(name) => (outcome.rule.as_ref().is_none_or(|r| &*r.name != name))
             .then(|| format!("expected rule `{name}` to decide; {}", deciding())),
         Expect::Reason(reason) => (outcome.reason.as_deref() != Some(reason.as_str())).then(|| {

@@ -1,0 +1,178 @@
+//! Per-part rules: a pre-check written `for cmd in LIST` judges each element of the list (each
+//! part of a command line) on its own, and the parts' verdicts make the rule's say on the call.
+//!
+//! Rules that judge equal lists judge the same parts. A part's verdict is the strictest of the
+//! rules that matched it (`delegate` when none did). Their say on the whole call: every part
+//! that is denied or asked about is a match of its deciding rule; when every part is allowed,
+//! each allowing rule matches with `allow`; otherwise (some part nobody judged) they say
+//! nothing and other rules, or the next link, decide. So `ls && rm -rf x` is not allowed by a
+//! rule that allows `ls`, and `npm test && git push --force` asks, naming only the push.
+
+use super::eval::{EvalError, Evaluation, Facts};
+use super::ops;
+use super::value::Value;
+use crate::check::VarId;
+use crate::decision::{Decision, Match, PartVerdict};
+use crate::ir::{EffectIr, NodeId, Program, RuleIr};
+
+/// What one per-part rule said of each element of its list.
+pub struct Judged<'a> {
+    rule: u32,
+    list: Value<'a>,
+    labels: Vec<String>,
+    verdicts: Vec<Option<Match>>,
+}
+
+/// Runs one per-part rule on every element of its list.
+pub fn judge<'a>(
+    program: &'a Program,
+    rule: &'a RuleIr,
+    (var, list): (VarId, NodeId),
+    facts: &'a Facts<'_>,
+) -> Result<Judged<'a>, EvalError> {
+    let mut evaluation = Evaluation::new(program, rule, facts);
+    let list_value = evaluation.eval(list)?;
+    let items = ops::elements(&list_value).map_err(|_| EvalError {
+        message: format!(
+            "the parts to judge are not a list: {}",
+            list_value.type_name()
+        ),
+        span: rule.node(list).map(|n| n.span).unwrap_or_default(),
+    })?;
+    let mut labels = Vec::with_capacity(items.len());
+    let mut verdicts = Vec::with_capacity(items.len());
+    for item in items {
+        labels.push(label(&item));
+        evaluation.bind(var, item);
+        if !evaluation.condition_holds()? {
+            verdicts.push(None);
+            continue;
+        }
+        let (effect, reason) = match rule.effects.first() {
+            Some(EffectIr::Deny(m)) => (Decision::Deny, Some(evaluation.text(*m)?)),
+            Some(EffectIr::Ask(m)) => (Decision::Ask, Some(evaluation.text(*m)?)),
+            _ => (Decision::Allow, None),
+        };
+        verdicts.push(Some(Match {
+            rule: rule.meta.clone(),
+            effect,
+            reason,
+        }));
+    }
+    Ok(Judged {
+        rule: rule.index,
+        list: list_value,
+        labels,
+        verdicts,
+    })
+}
+
+/// Whether a per-part rule alone has its say on the call: an `allow` rule when it allows every
+/// part (and there is one), a `deny` or `ask` rule when it matches some part.
+pub fn rule_matches(
+    program: &Program,
+    rule: &RuleIr,
+    per_part: (VarId, NodeId),
+    facts: &Facts<'_>,
+) -> Result<bool, EvalError> {
+    let judged = judge(program, rule, per_part, facts)?;
+    let allows = !matches!(
+        rule.effects.first(),
+        Some(EffectIr::Deny(_) | EffectIr::Ask(_))
+    );
+    Ok(if allows {
+        !judged.verdicts.is_empty() && judged.verdicts.iter().all(Option::is_some)
+    } else {
+        judged.verdicts.iter().any(Option::is_some)
+    })
+}
+
+/// A part as text: a command's `text`, any other element rendered.
+pub(super) fn label(item: &Value<'_>) -> String {
+    match ops::member(item, "text") {
+        Ok(Value::Str(text)) => text.into_owned(),
+        _ => item.render().into_owned(),
+    }
+}
+
+/// The per-part rules' matches on the whole call (with their rule positions, for set order) and
+/// every part's verdict, in part order.
+pub fn combine(judged: Vec<Judged<'_>>) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
+    let mut groups: Vec<Vec<Judged<'_>>> = Vec::new();
+    for rule in judged {
+        match groups.iter_mut().find(|group| {
+            group
+                .first()
+                .is_some_and(|g| same_list(&g.list, &rule.list))
+        }) {
+            Some(group) => group.push(rule),
+            None => groups.push(vec![rule]),
+        }
+    }
+    let mut whole = Vec::new();
+    let mut parts = Vec::new();
+    for group in &groups {
+        let (matches, verdicts) = combine_group(group);
+        whole.extend(matches);
+        parts.extend(verdicts);
+    }
+    (whole, parts)
+}
+
+fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        // Lists from one parse are one value.
+        (Value::Json(x), Value::Json(y)) if std::ptr::eq(*x, *y) => true,
+        _ => a.equals(b),
+    }
+}
+
+fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
+    let count = group.first().map_or(0, |g| g.labels.len());
+    let mut verdicts = Vec::with_capacity(count);
+    // The deciding rule's position and match, per part.
+    let mut deciding: Vec<Option<(u32, &Match)>> = Vec::with_capacity(count);
+    for index in 0..count {
+        let mut best: Option<(u32, &Match)> = None;
+        for judged in group {
+            if let Some(Some(found)) = judged.verdicts.get(index)
+                && best.is_none_or(|(_, b)| found.effect > b.effect)
+            {
+                best = Some((judged.rule, found));
+            }
+        }
+        let label = group
+            .first()
+            .and_then(|g| g.labels.get(index))
+            .cloned()
+            .unwrap_or_default();
+        verdicts.push(PartVerdict {
+            index,
+            part: label,
+            decision: best.map_or(Decision::Delegate, |(_, m)| m.effect),
+            rule: best.map(|(_, m)| m.rule.clone()),
+            reason: best.and_then(|(_, m)| m.reason.clone()),
+        });
+        deciding.push(best);
+    }
+    let restrictive = deciding
+        .iter()
+        .any(|d| d.is_some_and(|(_, m)| m.effect >= Decision::Ask));
+    let all_allowed = count > 0 && deciding.iter().all(Option::is_some);
+    let mut whole: Vec<(u32, Match)> = Vec::new();
+    for (rule, found) in deciding.into_iter().flatten() {
+        let counts = if restrictive {
+            found.effect >= Decision::Ask
+        } else {
+            all_allowed
+        };
+        if counts
+            && !whole
+                .iter()
+                .any(|(r, m)| *r == rule && m.effect == found.effect)
+        {
+            whole.push((rule, found.clone()));
+        }
+    }
+    (whole, verdicts)
+}
