@@ -52,7 +52,7 @@ fn check_passes_on_shipped_policies() {
     let out = sluice(&["check", "policies"], None);
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("0 errors, 0 warnings in 4 policy sets"),
+        stdout(&out).contains("0 errors, 0 warnings in 6 policy sets"),
         "{}",
         stdout(&out)
     );
@@ -298,7 +298,7 @@ fn bad_input_gets_one_clear_message() {
         (
             vec!["eval", "--policy", "policies"],
             b"{}",
-            "`eval` takes one policy set, found 4",
+            "`eval` takes one policy set, found 6",
         ),
     ];
     for (args, input, message) in cases {

@@ -80,6 +80,17 @@ fn describe(outcome: &Outcome) -> String {
     if !matched.is_empty() {
         out.push_str(&format!("  matched {}\n", matched.join(", ")));
     }
+    for part in &outcome.parts {
+        let by = part
+            .rule
+            .as_ref()
+            .map_or(String::new(), |r| format!(" by {}", r.name));
+        out.push_str(&format!(
+            "  part    {} => {}{by}\n",
+            part.part,
+            part.decision.as_str()
+        ));
+    }
     for veto in &outcome.gates {
         out.push_str(&format!("  gate    {}: {}\n", veto.rule.name, veto.reason));
     }
@@ -128,10 +139,27 @@ fn network() {
     insta::assert_snapshot!(table("network"));
 }
 
+#[test]
+fn shell_safety() {
+    insta::assert_snapshot!(table("shell-safety"));
+}
+
+#[test]
+fn git_guard() {
+    insta::assert_snapshot!(table("git-guard"));
+}
+
 /// Rule order never changes a decision: the same calls against the set with its items reversed.
 #[test]
 fn rule_order_never_changes_a_decision() {
-    for policy in ["coding-agent", "readonly", "network", "secrets-redaction"] {
+    for policy in [
+        "coding-agent",
+        "readonly",
+        "network",
+        "secrets-redaction",
+        "shell-safety",
+        "git-guard",
+    ] {
         let dir = PathBuf::from("policies").join(policy);
         let sets = discover(&[dir]).expect("policy exists");
         for source in &sets {

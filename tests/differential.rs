@@ -142,6 +142,15 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         1 => Just("all(tag in args.tags, any(l in agent.labels, l == tag))".to_string()),
         1 => Just("url(args.url).scheme == \"https\"".to_string()),
         1 => Just("(args.p ?? args.s).contains(\"x\")".to_string()),
+        1 => Just(r#"args.tags ~ ["a", .., "/w/x" | _]"#.to_string()),
+        1 => Just(r#"args.tags ~ [.., "admin", ..]"#.to_string()),
+        1 => s.clone().prop_map(|x| format!("len(shell({x})) > 1")),
+        1 => s.clone().prop_map(|x| {
+            format!(r#"any(c in shell({x}, context.workspace), c.argv ~ ["rm", .., "-rf" | "-f", ..] or "-r" in c.flags)"#)
+        }),
+        1 => s.clone().prop_map(|x| {
+            format!("any(c in shell({x}), any(p in c.deletes, p.under(context.workspace)) or c.unresolved != null)")
+        }),
     ]
     // Comparisons do not chain: every condition is parenthesized.
     .prop_map(|x| format!("({x})"))
@@ -155,7 +164,7 @@ fn rule(index: usize) -> BoxedStrategy<String> {
         6 => bool_expr(3).prop_map(|c| format!("\n  when {c}")),
         3 => (bool_expr(0), bool_expr(2)).prop_map(|(first, rest)| format!("\n  when {first} and {rest}")),
     ];
-    (condition, 0..8usize, string_expr(1))
+    (condition, 0..9usize, string_expr(1))
         .prop_map(move |(when, kind, message)| {
             let name = format!("r{index}");
             match kind {
@@ -168,6 +177,12 @@ fn rule(index: usize) -> BoxedStrategy<String> {
                     "postcheck {name} on t{when}\n  => fail \"no\" with context \"ctx {{result.content}}\""
                 ),
                 6 => format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\""),
+                7 => {
+                    // A per-part rule: its verdict on each command of `args.s`.
+                    let effect = ["allow", "deny \"{cmd.text}\"", "ask \"{cmd.name}\""][index % 3];
+                    let part = if when.is_empty() { "\n  when cmd.name == \"rm\"".to_string() } else { format!("{when} or cmd.network") };
+                    format!("precheck {name} on t\n  for cmd in shell(args.s, context.workspace){part}\n  => {effect}")
+                }
                 _ => format!("concurrency {name} on t{when}\n  => safe"),
             }
         })
@@ -199,6 +214,9 @@ fn text() -> BoxedStrategy<Json> {
         Just(json!("/w/x")),
         Just(json!("/w/../etc/passwd")),
         Just(json!("rel/a1b22")),
+        Just(json!("rm -rf /w/x && curl -s u | sh")),
+        Just(json!("cd /w; ls 'a b' | xargs rm -f")),
+        Just(json!("$(x) -r y; echo 'unbalanced")),
         Just(json!("  Mixed Case  ")),
         Just(json!("")),
         "[a-z/0-9.]{0,8}".prop_map(Json::from),
@@ -327,7 +345,9 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
         let roots = json.roots(call);
         let facts = Facts::fill(program, &call.tool, &roots);
         let mut frame = native.frame(program, &facts).expect("same program");
-        for rule in &program.rules {
+        // Per-part rules run in the interpreter on both backends, one part at a time; the
+        // outcomes compared above cover them.
+        for rule in program.rules.iter().filter(|r| r.per_part.is_none()) {
             let interpreted = Evaluation::new(program, rule, &facts).condition_holds();
             let native_answer = frame.holds(rule, &facts);
             match interpreted {

@@ -17,6 +17,8 @@ const SHIPPED: &[&str] = &[
     include_str!("../policies/readonly/readonly.sluice"),
     include_str!("../policies/secrets-redaction/secrets-redaction.sluice"),
     include_str!("../policies/network/network.sluice"),
+    include_str!("../policies/shell-safety/shell-safety.sluice"),
+    include_str!("../policies/git-guard/git-guard.sluice"),
     include_str!("fixtures/tour.sluice"),
 ];
 

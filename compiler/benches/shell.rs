@@ -1,5 +1,7 @@
 //! Parsing shell commands: a short and a typical command line (under 200 bytes), and the cost as
-//! lines grow to 1 MB, which must stay linear. Run with `cargo bench -p sluice-compiler --bench shell`.
+//! lines grow to 1 MB, which must stay linear; then whole decisions of the shipped shell-aware
+//! policies, whose dozen per-part rules share one parse per call. Run with
+//! `cargo bench -p sluice-compiler --bench shell`.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,6 +13,10 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use sluice_compiler::call::Call;
+use sluice_compiler::db::Database;
+use sluice_compiler::executable::Executable;
+use sluice_compiler::jit::Backend;
 use sluice_compiler::shell::parse_command;
 
 /// What an agent most often runs.
@@ -52,5 +58,51 @@ fn shell(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, shell);
+/// A shipped policy set, compiled.
+fn shipped(name: &str, text: &str) -> std::sync::Arc<sluice_compiler::ir::Program> {
+    let files = vec![(format!("{name}.sluice"), text.to_string())];
+    let compiled = Database::default().compile_texts(name, files);
+    assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
+    compiled.program.expect("program")
+}
+
+/// One call through the shipped shell-safety and git-guard sets, as two links of a chain: each
+/// set parses the line once, however many of its rules read the parts.
+fn policies(c: &mut Criterion) {
+    let programs = [
+        shipped(
+            "shell-safety",
+            include_str!("../../policies/shell-safety/shell-safety.sluice"),
+        ),
+        shipped(
+            "git-guard",
+            include_str!("../../policies/git-guard/git-guard.sluice"),
+        ),
+    ];
+    let mut group = c.benchmark_group("shell_policy_decision");
+    for (name, line) in [("short", SHORT), ("typical", TYPICAL)] {
+        let mut call = Call::new("bash", serde_json::json!({ "command": line }));
+        call.context = serde_json::json!({ "workspace": "/work", "home": "/home/me" });
+        for backend in [Backend::Jit, Backend::Interp] {
+            let sets: Vec<Executable> = programs
+                .iter()
+                .map(|program| Executable::new(program.clone(), backend))
+                .collect();
+            for set in &sets {
+                let outcome = set.evaluator().evaluate(&call);
+                assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+            }
+            group.bench_with_input(BenchmarkId::new(backend.name(), name), &call, |b, call| {
+                b.iter(|| {
+                    for set in &sets {
+                        black_box(set.evaluator().evaluate(black_box(call)).decision);
+                    }
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, shell, policies);
 criterion_main!(benches);

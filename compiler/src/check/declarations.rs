@@ -202,7 +202,7 @@ fn effect_rows(
             Err(error) => diagnostics.push(
                 Diagnostic::new(Code::InvalidEffectRow, file, item.span, format!("invalid effect row: {error}"))
                     .label("not an effect row")
-                    .help("a row has `command`, optional `subcommand` and `flags`, `reads`/`writes`/`deletes` naming operands (`operands`, `first`, `last`, `all_but_first`, `all_but_last`, `cwd`, `after:PREFIX`) and `network`/`executes`"),
+                    .help("a row has `command`, optional `subcommand` and `flags`, `reads`/`writes`/`deletes` naming operands (`operands`, `first`, `last`, `all_but_first`, `all_but_last`, `cwd`, `cwd_contents`, `after:PREFIX`) and `network`/`executes`"),
             ),
         }
     }

@@ -2,10 +2,10 @@
 //! part of a command line) on its own, and the parts' verdicts make the rule's say on the call.
 //!
 //! Rules that judge equal lists judge the same parts. A part's verdict is the strictest of the
-//! rules that matched it (`delegate` when none did). Their say on the whole call: every part
-//! that is denied or asked about is a match of its deciding rule; when every part is allowed,
-//! each allowing rule matches with `allow`; otherwise (some part nobody judged) they say
-//! nothing and other rules, or the next link, decide. So `ls && rm -rf x` is not allowed by a
+//! rules that matched it (`delegate` when none did). Their say on the whole call: when some part
+//! is denied or asked about, every rule that denied or asked about a part matches; when every
+//! part is allowed, every rule that allowed one matches with `allow`; otherwise (some part nobody
+//! judged) they say nothing and other rules, or the next link, decide. So `ls && rm -rf x` is not allowed by a
 //! rule that allows `ls`, and `npm test && git push --force` asks, naming only the push.
 
 use super::eval::{EvalError, Evaluation, Facts};
@@ -159,19 +159,20 @@ fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) 
         .iter()
         .any(|d| d.is_some_and(|(_, m)| m.effect >= Decision::Ask));
     let all_allowed = count > 0 && deciding.iter().all(Option::is_some);
+    // Every rule that denied or asked about some part matches, with its first such part's
+    // reason (not only the parts' deciding rules); when every part is allowed, every rule that
+    // allowed one.
     let mut whole: Vec<(u32, Match)> = Vec::new();
-    for (rule, found) in deciding.into_iter().flatten() {
-        let counts = if restrictive {
-            found.effect >= Decision::Ask
-        } else {
-            all_allowed
-        };
-        if counts
-            && !whole
-                .iter()
-                .any(|(r, m)| *r == rule && m.effect == found.effect)
-        {
-            whole.push((rule, found.clone()));
+    for judged in group {
+        let said = judged.verdicts.iter().flatten().find(|m| {
+            if restrictive {
+                m.effect >= Decision::Ask
+            } else {
+                all_allowed
+            }
+        });
+        if let Some(found) = said {
+            whole.push((judged.rule, found.clone()));
         }
     }
     (whole, verdicts)

@@ -21,9 +21,12 @@ fn deletes_name_their_operands_resolved() {
         ["/w/build", "/x", "/tmp/y"]
     );
     assert_eq!(effects("sudo rm -rf ~").deletes, ["~"]);
+    assert_eq!(effects("rm -rf $HOME").deletes, ["~"]);
+    assert_eq!(effects("rm -rf \"${HOME}/\"").deletes, ["~"]);
+    assert_eq!(effects("rm -rf $HOMEDIR").deletes, ["/w/$HOMEDIR"]);
     assert_eq!(effects("find / -name core -delete").deletes, ["/"]);
     assert!(effects("find . -name core").deletes.is_empty());
-    assert_eq!(effects("git clean -fdx").deletes, ["/w"]);
+    assert_eq!(effects("git clean -fdx").deletes, ["/w/*"]);
     assert_eq!(effects("git rm -r docs").deletes, ["/w/docs"]);
 }
 

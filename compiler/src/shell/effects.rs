@@ -22,8 +22,10 @@ pub enum Operands {
     Last,
     AllButFirst,
     AllButLast,
-    /// The working directory itself (`git clean`, `tar -x`).
+    /// The working directory itself (`tar -x`, `wget`).
     Cwd,
+    /// What is inside the working directory, as `CWD/*` (`git clean`, `cargo clean`).
+    CwdContents,
     /// Operands written `PREFIX<path>`, such as `of=` for `dd`.
     After(String),
 }
@@ -38,6 +40,7 @@ impl Operands {
             "all_but_first" => Operands::AllButFirst,
             "all_but_last" => Operands::AllButLast,
             "cwd" => Operands::Cwd,
+            "cwd_contents" => Operands::CwdContents,
             other => match other.strip_prefix("after:") {
                 Some(prefix) if !prefix.is_empty() => Operands::After(prefix.to_string()),
                 _ => {
@@ -59,6 +62,10 @@ impl Operands {
             Operands::AllButLast => paths.get(..paths.len().saturating_sub(1)).unwrap_or(&[]),
             Operands::Cwd => {
                 out.push(command.cwd.clone().unwrap_or_else(|| ".".to_string()));
+                return;
+            }
+            Operands::CwdContents => {
+                out.push(resolve("*", command.cwd.as_deref()));
                 return;
             }
             Operands::After(prefix) => {

@@ -9,9 +9,17 @@ use crate::interp::path;
 /// The working directory as far as it is known.
 pub type Cwd = Option<String>;
 
-/// `text` as a path, resolved lexically against `cwd` when it is known.
+/// `text` as a path, resolved lexically against `cwd` when it is known. A leading `$HOME` is `~`:
+/// the one variable whose meaning policies know, so `rm -rf $HOME` deletes `~`.
 pub fn resolve(text: &str, cwd: Option<&str>) -> String {
-    path::normalize(text, cwd)
+    let from_home = ["${HOME}", "$HOME"]
+        .iter()
+        .find_map(|variable| text.strip_prefix(variable))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    match from_home {
+        Some(rest) => path::normalize(&format!("~{rest}"), cwd),
+        None => path::normalize(text, cwd),
+    }
 }
 
 /// How a wrapper takes its options: those that take a value, and whether a positional word (the
@@ -310,6 +318,13 @@ fn follow(
         return None;
     }
     if name == "find" {
+        // `{}` stands for each path found, the starting points included.
+        let start = operands
+            .iter()
+            .take_while(|w| !w.text.starts_with('-') && w.text != "!" && w.text != "(")
+            .next()
+            .cloned()
+            .unwrap_or_else(|| Word::literal("."));
         let mut rest = operands;
         while let Some(at) = rest
             .iter()
@@ -320,7 +335,18 @@ fn follow(
                 .iter()
                 .position(|w| w.text == ";" || w.text == "+")
                 .unwrap_or(after.len());
-            let inner: Vec<Word> = after.get(..end).unwrap_or(&[]).to_vec();
+            let inner: Vec<Word> = after
+                .get(..end)
+                .unwrap_or(&[])
+                .iter()
+                .map(|w| {
+                    if w.text == "{}" {
+                        start.clone()
+                    } else {
+                        w.clone()
+                    }
+                })
+                .collect();
             if !inner.is_empty() {
                 normalize_command(
                     walker,

@@ -84,13 +84,15 @@ pub fn display(command: &SimpleCommand) -> String {
     words.chain(redirects).collect::<Vec<_>>().join(" ")
 }
 
+/// A word quoted only where its text would split or mean more to the shell: `$HOME`, `*` and
+/// `~/x` read as they were most likely written.
 fn quote(word: &str) -> String {
     let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
+        && !word.chars().any(|c| {
+            c.is_whitespace()
                 || matches!(
                     c,
-                    '-' | '_' | '.' | '/' | '=' | ':' | ',' | '+' | '@' | '~' | '%'
+                    '\'' | '"' | '\\' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '`' | '#'
                 )
         });
     if plain {

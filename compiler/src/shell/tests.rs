@@ -180,9 +180,15 @@ fn xargs_and_find_expose_the_command_they_run() {
         find.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         ["find", "rm"]
     );
+    // `{}` is each path found, the starting point included.
     assert_eq!(
-        find.get(1).map(|c| c.args.clone()),
-        Some(vec!["{}".to_string()])
+        find.get(1).map(|c| c.paths.clone()),
+        Some(vec!["/home/dev/project".to_string()])
+    );
+    let from_root = parse("find / -name '*.log' -exec rm -rf {} +");
+    assert_eq!(
+        from_root.get(1).map(|c| c.paths.clone()),
+        Some(vec!["/".to_string()])
     );
     assert_eq!(
         names("find / -execdir sh -c 'rm \"$1\"' _ {} + -exec chmod 777 {} ;"),
