@@ -33,8 +33,20 @@ pub fn parse_command(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
 
 /// [`parse_command`] with explicit limits.
 pub fn parse_command_with(line: &str, cwd: Option<&str>, limits: Limits) -> Vec<SimpleCommand> {
+    walk(line, cwd, limits, true)
+}
+
+/// [`parse_command_with`] through the bash grammar alone, without the fast path: the reference
+/// the fast path is tested against.
+#[cfg(test)]
+pub(super) fn parse_with_grammar(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
+    walk(line, cwd, Limits::default(), false)
+}
+
+fn walk(line: &str, cwd: Option<&str>, limits: Limits, fast: bool) -> Vec<SimpleCommand> {
     let mut walker = Walker {
         limits,
+        fast,
         out: Vec::new(),
         exhausted: None,
     };
@@ -67,6 +79,8 @@ fn with_parser<T>(f: impl FnOnce(&mut Parser) -> Option<T>) -> Option<T> {
 
 pub(super) struct Walker {
     limits: Limits,
+    /// Whether plain lines take the hand-written fast path.
+    fast: bool,
     pub(super) out: Vec<SimpleCommand>,
     /// Why walking stopped early, when a limit was reached.
     exhausted: Option<String>,
@@ -76,6 +90,9 @@ impl Walker {
     /// Parses a script (the line, or a `bash -c` string) and walks it.
     pub(super) fn script(&mut self, text: &str, cwd: &mut Cwd, depth: usize) {
         if !self.within(depth) {
+            return;
+        }
+        if self.fast && super::fast::script(self, text, cwd, depth) {
             return;
         }
         // A parse may re-enter through `bash -c`; the parser is free again by then.
@@ -192,21 +209,25 @@ impl Walker {
         normalize_command(self, words, Vec::new(), Vec::new(), cwd, depth);
     }
 
-    /// A statement with redirections: they apply to every command the statement runs.
+    /// A statement with redirections: they apply to every command the statement runs (for a list
+    /// or pipeline, to its last command).
     fn redirected(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
-        let first = self.out.len();
+        let start = self.out.len();
+        let mut first = start;
+        // Files are opened before the command they are given to runs, so in its directory.
+        let mut opened_in = cwd.clone();
         let mut redirects = Vec::new();
         for (field, child) in fields(node) {
             match field {
-                Some("body") => self.statement(child, src, cwd, depth + 1),
+                Some("body") => (first, opened_in) = self.body(child, src, cwd, depth + 1),
                 _ if child.kind().ends_with("redirect") => {
                     self.substitutions(child, src, cwd, depth + 1);
-                    redirects.extend(self.redirect(child, src, cwd));
+                    redirects.extend(self.redirect(child, src, &opened_in));
                 }
                 _ => self.statement(child, src, cwd, depth + 1),
             }
         }
-        if self.out.len() == first {
+        if self.out.len() == start {
             // `> file` alone still truncates the file.
             self.push(SimpleCommand {
                 redirects,
@@ -240,13 +261,43 @@ impl Walker {
         }
         let target = target.unwrap_or_default();
         // `2>&1` and `<&-` name a descriptor, not a file.
-        let names_descriptor = redirect.op.ends_with('&')
-            && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
+        let names_descriptor = (redirect.op.ends_with('&')
+            && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit())))
+            || redirect.op.ends_with("&-");
         if !names_descriptor {
             redirect.path = resolve(&target.text, cwd.as_deref());
         }
         redirect.target = target.text;
         Some(redirect)
+    }
+
+    /// Walks the body of a redirected statement, and says from which command on the
+    /// redirections apply and in which directory that command starts. The grammar hangs
+    /// `a && b > f` and `a | b > f` on the whole list or pipeline; the shell gives the
+    /// redirection to the last command only.
+    fn body(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) -> (usize, Cwd) {
+        let kind = node.kind();
+        if !matches!(kind, "list" | "pipeline") || !self.within(depth) {
+            let from = (self.out.len(), cwd.clone());
+            self.statement(node, src, cwd, depth);
+            return from;
+        }
+        let parts = flatten(node);
+        let mut from = (self.out.len(), cwd.clone());
+        for (index, part) in parts.iter().enumerate() {
+            let mut own = cwd.clone();
+            let cwd = if kind == "pipeline" {
+                &mut own
+            } else {
+                &mut *cwd
+            };
+            if index + 1 == parts.len() {
+                from = self.body(*part, src, cwd, depth);
+            } else {
+                self.statement(*part, src, cwd, depth);
+            }
+        }
+        from
     }
 
     /// Walks a word (or any part of a command) for the commands its substitutions run.

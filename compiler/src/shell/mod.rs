@@ -10,6 +10,7 @@
 mod command;
 mod effects;
 mod extract;
+mod fast;
 mod normalize;
 mod part;
 mod word;
@@ -19,6 +20,9 @@ mod tests;
 
 #[cfg(test)]
 mod effect_tests;
+
+#[cfg(test)]
+mod fast_tests;
 
 pub use command::{Redirect, SimpleCommand};
 pub use effects::{EffectRow, EffectTable, Effects, Operands};
