@@ -25,6 +25,25 @@ const SHORT: &str = "cargo test --workspace 2>&1 | tail -n 50";
 /// A richer line: six commands, an assignment, a substitution, redirections.
 const TYPICAL: &str = "cd frontend && NODE_ENV=test npm run build -- --prod 2>&1 | tee build.log && git commit -am \"build: $(date +%F)\" && git push origin main";
 
+/// Lines an agent runs, under 200 bytes each: plain ones, and some the fast path leaves to the
+/// bash grammar (a `for` loop, a backquote, a `$((…))`).
+const CORPUS: &[&str] = &[
+    "ls -la src/",
+    "cargo test --workspace 2>&1 | tail -n 50",
+    "git status && git diff --stat",
+    "rg -n \"TODO|FIXME\" --type rust src/ | head -20",
+    "npm install --save-dev typescript @types/node",
+    "cd frontend && npm run build -- --prod > build.log 2>&1",
+    "python3 -m pytest tests/ -x -q",
+    "git add -A && git commit -m \"fix: handle empty input\" && git push origin feature/parser",
+    "find . -name '*.pyc' -delete",
+    "docker build -t app:$(git rev-parse --short HEAD) .",
+    "export PATH=\"$HOME/.local/bin:$PATH\" && which ruff",
+    "for f in *.md; do wc -l \"$f\"; done",
+    "echo `date` >> log.txt",
+    "echo $((1 + 2))",
+];
+
 /// A line of about `bytes` bytes: the typical line repeated, joined by `;`.
 fn line_of(bytes: usize) -> String {
     let mut line = String::with_capacity(bytes + TYPICAL.len());
@@ -45,6 +64,14 @@ fn shell(c: &mut Criterion) {
     c.bench_function("shell_parse_typical", |b| {
         b.iter(|| black_box(parse_command(black_box(TYPICAL), Some("/work"))));
     });
+    let mut corpus = c.benchmark_group("shell_parse_corpus");
+    for (index, line) in CORPUS.iter().enumerate() {
+        assert!(line.len() < 200);
+        corpus.bench_with_input(BenchmarkId::from_parameter(index), line, |b, line| {
+            b.iter(|| black_box(parse_command(black_box(line), Some("/work"))));
+        });
+    }
+    corpus.finish();
 
     let mut group = c.benchmark_group("shell_parse_size");
     group.sample_size(10);

@@ -144,7 +144,7 @@ impl Walker {
         }
         match node.kind() {
             "command" => self.command(node, src, cwd, depth),
-            "redirected_statement" => self.redirected(node, src, cwd, depth),
+            "redirected_statement" => self.redirected(node, src, cwd, depth, false),
             // `a && b || c` nests one level per operator: walked flat, so a long chain is not
             // deep.
             "list" => {
@@ -155,8 +155,23 @@ impl Walker {
             // Parts of a pipeline, subshells and substitutions run in their own shell: a `cd`
             // inside them does not move what follows.
             "pipeline" => {
-                for part in flatten(node) {
-                    self.statement(part, src, &mut cwd.clone(), depth);
+                for (index, part) in flatten(node).into_iter().enumerate() {
+                    // The grammar reads `a && b 2>&1 | c` as `(a && b 2>&1) | c`; the shell as
+                    // `a && (b 2>&1 | c)`: `a` runs first, in this shell, and may `cd`.
+                    let heads = if index == 0 {
+                        misread_list(part)
+                    } else {
+                        Vec::new()
+                    };
+                    for head in &heads {
+                        self.statement(*head, src, cwd, depth);
+                    }
+                    let mut own = cwd.clone();
+                    if heads.is_empty() {
+                        self.statement(part, src, &mut own, depth);
+                    } else {
+                        self.redirected(part, src, &mut own, depth, true);
+                    }
                 }
             }
             "subshell" | "command_substitution" | "process_substitution" => {
@@ -211,7 +226,16 @@ impl Walker {
 
     /// A statement with redirections: they apply to every command the statement runs (for a list
     /// or pipeline, to its last command).
-    fn redirected(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
+    /// With `tail_only`, of a list body only the last part is walked (the others were, as the
+    /// commands before a pipeline the grammar misread).
+    fn redirected(
+        &mut self,
+        node: Node<'_>,
+        src: &str,
+        cwd: &mut Cwd,
+        depth: usize,
+        tail_only: bool,
+    ) {
         let start = self.out.len();
         let mut first = start;
         // Files are opened before the command they are given to runs, so in its directory.
@@ -219,6 +243,10 @@ impl Walker {
         let mut redirects = Vec::new();
         for (field, child) in fields(node) {
             match field {
+                Some("body") if tail_only => {
+                    let last = flatten(child).pop().unwrap_or(child);
+                    (first, opened_in) = self.body(last, src, cwd, depth + 1);
+                }
                 Some("body") => (first, opened_in) = self.body(child, src, cwd, depth + 1),
                 _ if child.kind().ends_with("redirect") => {
                     self.substitutions(child, src, cwd, depth + 1);
@@ -315,6 +343,22 @@ impl Walker {
                 }
             }
         }
+    }
+}
+
+/// The commands before the last of a `&&`/`||` list that the grammar put inside the first part
+/// of a pipeline (`a && b 2>&1 | c` read as `(a && b 2>&1) | c`); empty when it did not.
+fn misread_list(part: Node<'_>) -> Vec<Node<'_>> {
+    if part.kind() != "redirected_statement" {
+        return Vec::new();
+    }
+    match part.child_by_field_name("body") {
+        Some(body) if body.kind() == "list" => {
+            let mut parts = flatten(body);
+            parts.pop();
+            parts
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -323,3 +323,31 @@ fn empty_and_odd_input_do_not_panic() {
         let _ = parse(line);
     }
 }
+
+#[test]
+fn a_pipeline_after_a_list_runs_where_the_list_left_off() {
+    // The grammar misreads `a && b 2>&1 | c` as `(a && b 2>&1) | c`; the shell runs `c` after
+    // `cd /`, in `/`.
+    for line in [
+        "cd / && true 2>&1 | rm -rf .",
+        "cd / && true > log | rm -rf .",
+    ] {
+        let rm = parse(line)
+            .into_iter()
+            .find(|c| c.name == "rm")
+            .expect("rm");
+        assert_eq!(rm.paths, ["/"], "{line}");
+        assert_eq!(
+            super::extract::parse_with_grammar(line, CWD),
+            parse(line),
+            "{line}"
+        );
+    }
+    let commands = super::extract::parse_with_grammar("cd / && ls 2>&1 | tee out", CWD);
+    let tee = commands.iter().find(|c| c.name == "tee").expect("tee");
+    assert_eq!(tee.paths, ["/out"]);
+    let ls = commands.iter().find(|c| c.name == "ls").expect("ls");
+    assert_eq!(ls.redirects.len(), 1);
+    let cd = commands.iter().find(|c| c.name == "cd").expect("cd");
+    assert!(cd.redirects.is_empty());
+}
