@@ -364,6 +364,48 @@ async fn hook_bridge_pass_delegates_so_a_later_policy_can_still_deny() {
 }
 
 #[tokio::test]
+async fn a_compound_command_names_the_part_that_needs_approval() {
+    let approver = Approver::new(ApprovalAnswer::Denied("not now".into()));
+    let (builder, _) = RuntimeBuilder::new(registry_with(vec![shell()]))
+        .policy(Scope::Global, policy("policies/git-guard"));
+    let runtime = builder.approval(approver.clone()).build();
+    let result = runtime
+        .execute(
+            call(
+                "bash",
+                json!({ "command": "git status && git push --force" }),
+            ),
+            go(),
+        )
+        .await;
+    assert_eq!(result.status(), Status::Denied);
+    assert_eq!(
+        approver.reasons.lock().unwrap().as_slice(),
+        ["`git push --force` force-pushes, rewriting shared history"]
+    );
+    let verdict = result
+        .decision()
+        .precheck
+        .clone()
+        .expect("a pre-check verdict");
+    let LinkDecision::Ask { parts, rule, .. } = verdict.decision else {
+        panic!("expected ask, got {verdict:?}");
+    };
+    assert_eq!(rule.unwrap().name.as_ref(), "ask_force_push");
+    let parts: Vec<(String, &str)> = parts
+        .iter()
+        .map(|p| (p.part.clone(), p.decision.as_str()))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("git status".to_string(), "allow"),
+            ("git push --force".to_string(), "ask"),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn links_see_the_call_but_the_tool_gets_the_models_arguments() {
     let (allow, _) = FixedLink::new("allow", LinkDecision::allow());
     let runtime = RuntimeBuilder::new(registry_with(vec![echo("echo")]))

@@ -447,7 +447,7 @@ impl Runtime {
             ..DecisionRecord::default()
         };
         match verdict.decision {
-            LinkDecision::Deny { reason, rule } => {
+            LinkDecision::Deny { reason, rule, .. } => {
                 return (
                     denied(
                         DenyingStage::Precheck,
@@ -461,7 +461,7 @@ impl Runtime {
                     },
                 );
             }
-            LinkDecision::Ask { reason, rule } => {
+            LinkDecision::Ask { reason, rule, .. } => {
                 let answer = match &self.approval {
                     Some(service) => Some(
                         service

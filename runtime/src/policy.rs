@@ -210,14 +210,17 @@ impl PrecheckLink for PolicyStage {
                     Decision::Allow => LinkDecision::Allow {
                         reason: outcome.reason,
                         rule: outcome.rule,
+                        parts: outcome.parts,
                     },
                     Decision::Ask => LinkDecision::Ask {
                         reason: outcome.reason.unwrap_or_default(),
                         rule: outcome.rule,
+                        parts: outcome.parts,
                     },
                     Decision::Deny => LinkDecision::Deny {
                         reason: outcome.reason.unwrap_or_default(),
                         rule: outcome.rule,
+                        parts: outcome.parts,
                     },
                 }
             }

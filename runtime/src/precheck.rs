@@ -4,6 +4,7 @@
 
 use futures::future::BoxFuture;
 use serde::Serialize;
+use sluice_compiler::decision::PartVerdict;
 use sluice_compiler::ir::RuleMeta;
 
 use crate::call::ToolCall;
@@ -16,14 +17,21 @@ pub enum LinkDecision {
     Allow {
         reason: Option<String>,
         rule: Option<RuleMeta>,
+        /// Each part's verdict, when a policy's per-part rules judged a command line.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartVerdict>,
     },
     Ask {
         reason: String,
         rule: Option<RuleMeta>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartVerdict>,
     },
     Deny {
         reason: String,
         rule: Option<RuleMeta>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartVerdict>,
     },
     Delegate,
 }
@@ -33,6 +41,7 @@ impl LinkDecision {
         LinkDecision::Allow {
             reason: None,
             rule: None,
+            parts: Vec::new(),
         }
     }
 
@@ -40,6 +49,7 @@ impl LinkDecision {
         LinkDecision::Deny {
             reason: reason.into(),
             rule: None,
+            parts: Vec::new(),
         }
     }
 
@@ -47,6 +57,7 @@ impl LinkDecision {
         LinkDecision::Ask {
             reason: reason.into(),
             rule: None,
+            parts: Vec::new(),
         }
     }
 }
@@ -138,6 +149,7 @@ pub(crate) async fn run_chain(
         decision: LinkDecision::Allow {
             reason: Some("the end of the pre-check chain allows".into()),
             rule: None,
+            parts: Vec::new(),
         },
         decided_by: None,
     }
