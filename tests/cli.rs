@@ -267,6 +267,32 @@ fn eval_explain_shows_rule_source_and_sub_conditions() {
 }
 
 #[test]
+fn eval_explain_shows_each_parts_verdict_and_its_conditions() {
+    let call = br#"{"tool":"bash","args":{"command":"git status && git push --force"}}"#;
+    let out = sluice(
+        &["eval", "--policy", "policies/git-guard", "--explain"],
+        Some(call),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("decision: ask"), "{text}");
+    assert!(text.contains("parts:"), "{text}");
+    assert!(
+        text.contains("git status  =>  allow by allow_read_only_git"),
+        "{text}"
+    );
+    assert!(
+        text.contains("git push --force  =>  ask by ask_force_push"),
+        "{text}"
+    );
+    assert!(text.contains("=>  part 1: git push --force"), "{text}");
+    let json = sluice(&["eval", "--policy", "policies/git-guard"], Some(call));
+    let outcome: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
+    assert_eq!(outcome["parts"][1]["part"], "git push --force");
+    assert_eq!(outcome["parts"][1]["decision"], "ask");
+    assert_eq!(outcome["parts"][1]["rule"]["name"], "ask_force_push");
+}
+
+#[test]
 fn bad_input_gets_one_clear_message() {
     let cases: Vec<(Vec<&str>, &[u8], &str)> = vec![
         (

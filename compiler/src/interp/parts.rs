@@ -5,8 +5,9 @@
 //! rules that matched it (`delegate` when none did). Their say on the whole call: when some part
 //! is denied or asked about, every rule that denied or asked about a part matches; when every
 //! part is allowed, every rule that allowed one matches with `allow`; otherwise (some part nobody
-//! judged) they say nothing and other rules, or the next link, decide. So `ls && rm -rf x` is not allowed by a
-//! rule that allows `ls`, and `npm test && git push --force` asks, naming only the push.
+//! judged) they say nothing and other rules, or the next link, decide. So `ls && rm -rf x` is
+//! not allowed by a rule that allows `ls`, and `npm test && git push --force` asks, naming only
+//! the push.
 
 use super::eval::{EvalError, Evaluation, Facts};
 use super::ops;
@@ -130,15 +131,14 @@ fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
 fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
     let count = group.first().map_or(0, |g| g.labels.len());
     let mut verdicts = Vec::with_capacity(count);
-    // The deciding rule's position and match, per part.
-    let mut deciding: Vec<Option<(u32, &Match)>> = Vec::with_capacity(count);
     for index in 0..count {
-        let mut best: Option<(u32, &Match)> = None;
+        // The strictest match of the part; the first in set order among equals.
+        let mut best: Option<&Match> = None;
         for judged in group {
             if let Some(Some(found)) = judged.verdicts.get(index)
-                && best.is_none_or(|(_, b)| found.effect > b.effect)
+                && best.is_none_or(|b| found.effect > b.effect)
             {
-                best = Some((judged.rule, found));
+                best = Some(found);
             }
         }
         let label = group
@@ -149,16 +149,13 @@ fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) 
         verdicts.push(PartVerdict {
             index,
             part: label,
-            decision: best.map_or(Decision::Delegate, |(_, m)| m.effect),
-            rule: best.map(|(_, m)| m.rule.clone()),
-            reason: best.and_then(|(_, m)| m.reason.clone()),
+            decision: best.map_or(Decision::Delegate, |m| m.effect),
+            rule: best.map(|m| m.rule.clone()),
+            reason: best.and_then(|m| m.reason.clone()),
         });
-        deciding.push(best);
     }
-    let restrictive = deciding
-        .iter()
-        .any(|d| d.is_some_and(|(_, m)| m.effect >= Decision::Ask));
-    let all_allowed = count > 0 && deciding.iter().all(Option::is_some);
+    let restrictive = verdicts.iter().any(|v| v.decision >= Decision::Ask);
+    let all_allowed = count > 0 && verdicts.iter().all(|v| v.decision == Decision::Allow);
     // Every rule that denied or asked about some part matches, with its first such part's
     // reason (not only the parts' deciding rules); when every part is allowed, every rule that
     // allowed one.

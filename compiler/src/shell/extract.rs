@@ -15,6 +15,8 @@ pub struct Limits {
     pub depth: usize,
     /// Simple commands in one line.
     pub commands: usize,
+    /// Bytes in one line: a longer line is one unresolved command, not parsed at all.
+    pub bytes: usize,
 }
 
 impl Default for Limits {
@@ -22,6 +24,7 @@ impl Default for Limits {
         Limits {
             depth: 32,
             commands: 65_536,
+            bytes: 1 << 20,
         }
     }
 }
@@ -44,6 +47,12 @@ pub(super) fn parse_with_grammar(line: &str, cwd: Option<&str>) -> Vec<SimpleCom
 }
 
 fn walk(line: &str, cwd: Option<&str>, limits: Limits, fast: bool) -> Vec<SimpleCommand> {
+    if line.len() > limits.bytes {
+        return vec![SimpleCommand::unresolved(format!(
+            "the command line is longer than {} bytes",
+            limits.bytes
+        ))];
+    }
     let mut walker = Walker {
         limits,
         fast,

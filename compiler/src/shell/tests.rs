@@ -305,8 +305,8 @@ fn hostile_nesting_is_bounded_without_overflow() {
 #[test]
 fn too_many_commands_end_in_an_unresolved_one() {
     let limits = Limits {
-        depth: 32,
         commands: 10,
+        ..Limits::default()
     };
     let commands = parse_command_with(&vec!["true"; 50].join(";"), CWD, limits);
     assert_eq!(commands.len(), 11);
@@ -350,4 +350,28 @@ fn a_pipeline_after_a_list_runs_where_the_list_left_off() {
     assert_eq!(ls.redirects.len(), 1);
     let cd = commands.iter().find(|c| c.name == "cd").expect("cd");
     assert!(cd.redirects.is_empty());
+}
+
+#[test]
+fn a_line_over_the_size_limit_is_one_unresolved_command() {
+    let line = "echo x; ".repeat((1 << 20) / 8 + 1);
+    let commands = parse(&line);
+    assert_eq!(commands.len(), 1);
+    assert_eq!(
+        commands.first().and_then(|c| c.unresolved.as_deref()),
+        Some("the command line is longer than 1048576 bytes")
+    );
+    let limits = Limits {
+        bytes: 16,
+        ..Limits::default()
+    };
+    assert_eq!(
+        parse_command_with("echo a short line", CWD, limits).len(),
+        1
+    );
+    assert!(
+        parse_command_with("echo short", CWD, limits)
+            .first()
+            .is_some_and(|c| c.unresolved.is_none())
+    );
 }
