@@ -441,3 +441,24 @@ fn check_watch_rechecks_when_a_file_changes() {
     child.kill().expect("kill");
     let _ = child.wait();
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_sluice_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["eval", "--policy", "policies/git-guard"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sluice runs");
+    // Like `sluice eval … | head -c 0`: the reader is gone before anything is written.
+    drop(child.stdout.take());
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(br#"{"tool":"bash","args":{"command":"git status && git push -f"}}"#)
+        .expect("write stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("sluice finishes");
+    assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

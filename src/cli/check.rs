@@ -41,20 +41,20 @@ fn report(sets: &[Compiled], deny_warnings: bool, format: Format) -> bool {
         match format {
             Format::Human => {
                 if !compiled.diagnostics.is_empty() {
-                    println!("{}", human(&compiled.diagnostics, &compiled.sources));
+                    outln!("{}", human(&compiled.diagnostics, &compiled.sources));
                 }
             }
             Format::Json => all_json.extend(json(&compiled.diagnostics, &compiled.sources)),
         }
     }
     match format {
-        Format::Human => println!(
+        Format::Human => outln!(
             "{}, {} in {}",
             plural(errors, "error"),
             plural(warnings, "warning"),
             plural(sets.len(), "policy set")
         ),
-        Format::Json => println!("{}", serde_json::Value::Array(all_json)),
+        Format::Json => outln!("{}", serde_json::Value::Array(all_json)),
     }
     errors == 0 && (!deny_warnings || warnings == 0)
 }

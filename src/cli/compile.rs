@@ -22,8 +22,8 @@ pub fn run(paths: &[PathBuf], emit: Emit) -> Result<ExitCode, CliError> {
         let compiled = db.load(&source).map_err(|e| e.to_string())?;
         let front_end = started.elapsed();
         let Some(program) = compiled.program.as_ref().filter(|_| !compiled.has_errors()) else {
-            println!("{}", human(&compiled.errors(), &compiled.sources));
-            println!("{}: does not compile", compiled.name);
+            outln!("{}", human(&compiled.errors(), &compiled.sources));
+            outln!("{}: does not compile", compiled.name);
             ok = false;
             continue;
         };
@@ -32,16 +32,16 @@ pub fn run(paths: &[PathBuf], emit: Emit) -> Result<ExitCode, CliError> {
             keep_clif: emit == Emit::Clif,
         };
         match emit {
-            Emit::Ir => print!(
+            Emit::Ir => out!(
                 "# policy set {}\n{}",
                 compiled.name,
                 render_program(program)
             ),
             Emit::Clif => {
                 let native = jit::compile(program, options).map_err(|e| e.to_string())?;
-                println!("; policy set {}", compiled.name);
+                outln!("; policy set {}", compiled.name);
                 for function in native.clif() {
-                    println!("{function}");
+                    outln!("{function}");
                 }
             }
             Emit::Stats => {
@@ -55,8 +55,8 @@ pub fn run(paths: &[PathBuf], emit: Emit) -> Result<ExitCode, CliError> {
 
 fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, native: &jit::Stats) {
     let count = |kind| program.rules_of(kind).count();
-    println!("{name}");
-    println!(
+    outln!("{name}");
+    outln!(
         "  rules        {} ({} precheck, {} gate, {} postcheck, {} concurrency)",
         program.rules.len(),
         count(RuleKind::Precheck),
@@ -65,11 +65,11 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
         count(RuleKind::Concurrency)
     );
     let fields: Vec<String> = program.slots.iter().map(|slot| slot.describe()).collect();
-    println!("  fields read  {} ({})", fields.len(), fields.join(", "));
-    println!("  regexes      {}", program.regexes.len());
-    println!("  globs        {}", program.globs.len());
-    println!("  literal sets {}", program.sets.len());
-    println!(
+    outln!("  fields read  {} ({})", fields.len(), fields.join(", "));
+    outln!("  regexes      {}", program.regexes.len());
+    outln!("  globs        {}", program.globs.len());
+    outln!("  literal sets {}", program.sets.len());
+    outln!(
         "  native       {} of {} conditions ({} string constants)",
         native.compiled + native.decided_by_scans,
         program
@@ -79,14 +79,16 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
             .count(),
         native.constants
     );
-    println!(
+    outln!(
         "  field scans  {} (ruling out {} rules without running them, deciding {} alone)",
-        native.scans, native.guarded, native.decided_by_scans
+        native.scans,
+        native.guarded,
+        native.decided_by_scans
     );
     for rule in &native.untranslated {
-        println!("  interpreted  {rule}");
+        outln!("  interpreted  {rule}");
     }
-    println!(
+    outln!(
         "  time         {:.2} ms parse + check + lower, {:.2} ms JIT",
         front_end.as_secs_f64() * 1e3,
         native.compile_time.as_secs_f64() * 1e3

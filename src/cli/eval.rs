@@ -65,7 +65,7 @@ pub fn run(
         print_explanation(&compiled, &program, &call, &outcome);
     } else {
         let out = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
-        println!("{out}");
+        outln!("{out}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -128,25 +128,25 @@ fn print_explanation(
     call: &Call,
     outcome: &sluice_compiler::decision::Outcome,
 ) {
-    println!("decision: {}", outcome.decision.as_str());
+    outln!("decision: {}", outcome.decision.as_str());
     if let Some(reason) = &outcome.reason {
-        println!("reason:   {reason}");
+        outln!("reason:   {reason}");
     }
     if !outcome.parts.is_empty() {
-        println!("parts:");
+        outln!("parts:");
         for part in &outcome.parts {
             let by = part
                 .rule
                 .as_ref()
                 .map_or(String::new(), |rule| format!(" by {}", rule.name));
-            println!("  {}  =>  {}{by}", part.part, part.decision.as_str());
+            outln!("  {}  =>  {}{by}", part.part, part.decision.as_str());
         }
     }
     let Some(meta) = &outcome.rule else {
-        println!("no rule matched: the policy set delegates to the next link of the chain");
+        outln!("no rule matched: the policy set delegates to the next link of the chain");
         return;
     };
-    println!(
+    outln!(
         "rule:     {} {} ({}:{})",
         meta.kind.keyword(),
         meta.name,
@@ -160,10 +160,10 @@ fn print_explanation(
         .lines()
         .enumerate()
     {
-        println!("  {:>4} | {line}", meta.line as usize + i);
+        outln!("  {:>4} | {line}", meta.line as usize + i);
     }
     if let Some(rule) = program.rules.iter().find(|r| r.meta.name == meta.name) {
-        println!("conditions:");
+        outln!("conditions:");
         for step in explain(program, rule, call) {
             let source = text
                 .get(step.span.range())
@@ -175,7 +175,7 @@ fn print_explanation(
                 Ok(v) => v,
                 Err(e) => format!("error: {e}"),
             };
-            println!("  {}{source}  =>  {value}", "  ".repeat(step.depth));
+            outln!("  {}{source}  =>  {value}", "  ".repeat(step.depth));
         }
     }
     let others: Vec<String> = outcome
@@ -185,9 +185,9 @@ fn print_explanation(
         .map(|m| format!("{} ({})", m.rule.name, m.effect.as_str()))
         .collect();
     if !others.is_empty() {
-        println!("also matched: {}", others.join(", "));
+        outln!("also matched: {}", others.join(", "));
     }
     for veto in &outcome.gates {
-        println!("gate {} vetoed: {}", veto.rule.name, veto.reason);
+        outln!("gate {} vetoed: {}", veto.rule.name, veto.reason);
     }
 }

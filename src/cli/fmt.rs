@@ -21,8 +21,8 @@ pub fn run(paths: &[PathBuf], check: bool) -> Result<ExitCode, CliError> {
             Err(diagnostics) => {
                 let mut sources = SourceMap::default();
                 sources.insert(shown.clone(), text);
-                println!("{}", human(&diagnostics, &sources));
-                println!("cannot format `{shown}`: it does not parse");
+                outln!("{}", human(&diagnostics, &sources));
+                outln!("cannot format `{shown}`: it does not parse");
                 ok = false;
                 continue;
             }
@@ -31,11 +31,11 @@ pub fn run(paths: &[PathBuf], check: bool) -> Result<ExitCode, CliError> {
             continue;
         }
         if check {
-            println!("would reformat `{shown}`");
+            outln!("would reformat `{shown}`");
             ok = false;
         } else {
             std::fs::write(path, formatted).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
-            println!("formatted `{shown}`");
+            outln!("formatted `{shown}`");
         }
     }
     Ok(exit(ok))

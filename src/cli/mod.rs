@@ -1,5 +1,8 @@
 //! Command-line arguments and dispatch.
 
+#[macro_use]
+mod output;
+
 mod check;
 mod compile;
 mod eval;

@@ -28,8 +28,8 @@ fn report(sets: &[Compiled], backend: Backend) -> bool {
     for compiled in sets {
         let errors = compiled.errors();
         let Some(program) = compiled.program.as_ref().filter(|_| errors.is_empty()) else {
-            println!("{}", human(&errors, &compiled.sources));
-            println!(
+            outln!("{}", human(&errors, &compiled.sources));
+            outln!(
                 "FAIL  {}  (does not compile: {} errors)",
                 compiled.name,
                 errors.len()
@@ -39,7 +39,7 @@ fn report(sets: &[Compiled], backend: Backend) -> bool {
         };
         let examples = count_examples(&compiled.checked);
         if examples > 0 {
-            println!(
+            outln!(
                 "ok    {}  {}, checked at compile time",
                 compiled.name,
                 plural(examples, "example")
@@ -57,16 +57,16 @@ fn report(sets: &[Compiled], backend: Backend) -> bool {
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    outln!("{passed} passed, {failed} failed");
     failed == 0
 }
 
 fn print_report(report: &TestReport, sources: &SourceMap) {
     let (line, _) = sources.line_col(&report.file, report.span.start as usize);
     let status = if report.passed() { "ok  " } else { "FAIL" };
-    println!("{status}  {}:{line}  {}", report.file, report.name);
+    outln!("{status}  {}:{line}  {}", report.file, report.name);
     for failure in &report.failures {
-        println!("      {failure}");
+        outln!("      {failure}");
     }
     if !report.passed()
         && let Some(rule) = &report.outcome.rule
@@ -74,7 +74,7 @@ fn print_report(report: &TestReport, sources: &SourceMap) {
         let text = sources.get(&rule.file).unwrap_or("");
         let snippet = text.get(rule.span.range()).unwrap_or("");
         for (i, source_line) in snippet.lines().enumerate() {
-            println!("      {:>4} | {source_line}", rule.line as usize + i);
+            outln!("      {:>4} | {source_line}", rule.line as usize + i);
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn watch(
     let mut workspace = Workspace::open(&mut db, paths).map_err(|e| e.to_string())?;
     loop {
         run(&workspace.compiled(&db));
-        println!("watching for changes (Ctrl+C to stop)");
+        outln!("watching for changes (Ctrl+C to stop)");
         let _ = std::io::stdout().flush();
         let mut last_error = None;
         loop {
@@ -30,13 +30,13 @@ pub fn watch(
             match workspace.refresh(&mut db) {
                 Ok(changed) if changed.is_empty() => {}
                 Ok(changed) => {
-                    println!("changed: {}", changed.join(", "));
+                    outln!("changed: {}", changed.join(", "));
                     break;
                 }
                 Err(error) => {
                     let error = error.to_string();
                     if last_error.as_ref() != Some(&error) {
-                        println!("error: {error}");
+                        outln!("error: {error}");
                         let _ = std::io::stdout().flush();
                         last_error = Some(error);
                     }

@@ -45,3 +45,26 @@ fn regexes_print_raw() {
         check_roundtrip("gate g on x when args.c matches \"\\\\brm\" => \"no {args.c}\"\n");
     assert!(formatted.contains(r#"matches r"\brm""#), "{formatted}");
 }
+
+#[test]
+fn shell_constructs_keep_their_shape() {
+    let text = "tool bash {command:string}\neffects [{command:\"tf\",subcommand:\"destroy\",deletes:\"cwd\"}]\nprecheck p on bash for   cmd in shell(args.command)\n  when cmd.argv~[\"git\",..,\"--force\"|\"-f\"|_,..] and (cmd.argv ~ []) => ask \"{cmd.text}\"\ntest \"t\" { call bash { command: \"git push -f\" }\n expect part \"git push -f\"   ask }\n";
+    let formatted = check_roundtrip(text);
+    assert!(
+        formatted
+            .contains("effects [{ command: \"tf\", subcommand: \"destroy\", deletes: \"cwd\" }]"),
+        "{formatted}"
+    );
+    assert!(
+        formatted.contains("  for cmd in shell(args.command)\n  when cmd.argv ~ [\"git\", .., \"--force\" | \"-f\" | _, ..] and cmd.argv ~ []"),
+        "{formatted}"
+    );
+    assert!(
+        formatted.contains("  expect part \"git push -f\" ask\n"),
+        "{formatted}"
+    );
+    check_roundtrip(include_str!(
+        "../../../policies/shell-safety/shell-safety.sluice"
+    ));
+    check_roundtrip(include_str!("../../../policies/git-guard/git-guard.sluice"));
+}

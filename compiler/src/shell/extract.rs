@@ -23,7 +23,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             depth: 32,
-            commands: 65_536,
+            commands: 4_096,
             bytes: 1 << 20,
         }
     }
