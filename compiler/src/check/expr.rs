@@ -680,42 +680,40 @@ impl<'a> ExprChecker<'a> {
         Some(out)
     }
 
+    /// A builtin of a string and an optional base string (`path`, `shell`).
+    fn text_with_base(
+        &mut self,
+        name: &str,
+        builtin: Builtin,
+        ty: Ty,
+        args: &[Expr],
+        span: Span,
+    ) -> Checked {
+        let params: &[Ty] = if args.len() == 2 {
+            &[Ty::Str, Ty::Str]
+        } else {
+            &[Ty::Str]
+        };
+        let checked = self.arguments(name, params, args, span)?;
+        Some(TExpr {
+            kind: TExprKind::Builtin {
+                builtin,
+                args: checked,
+            },
+            ty,
+            span,
+        })
+    }
+
     fn call(&mut self, function: &Ident, args: &[Expr], span: Span) -> Checked {
         let name = function.name.as_str();
         match name {
-            "path" => {
-                // `path(x, base)` resolves a relative `x` against `base` before normalizing.
-                let params: &[Ty] = if args.len() == 2 {
-                    &[Ty::Str, Ty::Str]
-                } else {
-                    &[Ty::Str]
-                };
-                let checked = self.arguments(name, params, args, span)?;
-                Some(TExpr {
-                    kind: TExprKind::Builtin {
-                        builtin: Builtin::Path,
-                        args: checked,
-                    },
-                    ty: Ty::Path,
-                    span,
-                })
-            }
+            // `path(x, base)` resolves a relative `x` against `base` before normalizing.
+            "path" => self.text_with_base(name, Builtin::Path, Ty::Path, args, span),
+            // `shell(command, cwd)` resolves relative operands against `cwd`.
             "shell" => {
-                // `shell(command, cwd)` resolves relative operands against `cwd`.
-                let params: &[Ty] = if args.len() == 2 {
-                    &[Ty::Str, Ty::Str]
-                } else {
-                    &[Ty::Str]
-                };
-                let checked = self.arguments(name, params, args, span)?;
-                Some(TExpr {
-                    kind: TExprKind::Builtin {
-                        builtin: Builtin::Shell,
-                        args: checked,
-                    },
-                    ty: Ty::List(Box::new(Ty::Record(command_record()))),
-                    span,
-                })
+                let parts = Ty::List(Box::new(Ty::Record(command_record())));
+                self.text_with_base(name, Builtin::Shell, parts, args, span)
             }
             "url" => {
                 let mut checked = self.arguments(name, &[Ty::Str], args, span)?;
