@@ -91,27 +91,33 @@ impl<'a> ExprChecker<'a> {
                 "write the rule as a `precheck`, or test the parts with `any(...)`/`all(...)` in its condition".into(),
             );
         }
-        let list = self.expr(&part.list)?;
+        // Bound even on a misplaced clause, so the condition is checked without cascading errors.
+        let bound = self.bind_elements(
+            &part.list,
+            &part.var,
+            "a per-part rule judges the elements of a list, such as `shell(args.command)`",
+        )?;
+        (!misplaced).then_some(bound)
+    }
+
+    /// Checks `list` and binds `var` to its elements in the scope (the caller pops it when the
+    /// binding ends): a quantifier's body, or a per-part rule's condition and effects.
+    fn bind_elements(&mut self, list: &Expr, var: &Ident, help: &str) -> Option<(VarId, TExpr)> {
+        let list = self.expr(list)?;
         let list = self.required(list)?;
         let element = match &list.ty {
             Ty::List(element) => (**element).clone(),
             Ty::Json => Ty::Json,
             other => {
                 let other = other.clone();
-                self.mismatch(
-                    list.span,
-                    "a list",
-                    &other,
-                    "a per-part rule judges the elements of a list, such as `shell(args.command)`",
-                )?;
+                self.mismatch(list.span, "a list", &other, help)?;
                 return None;
             }
         };
         let id = VarId(self.vars);
         self.vars += 1;
-        // Bound even on a misplaced clause, so the condition is checked without cascading errors.
-        self.scope.push((part.var.name.clone(), id, element));
-        (!misplaced).then_some((id, list))
+        self.scope.push((var.name.clone(), id, element));
+        Some((id, list))
     }
 
     /// A message: any non-optional value, shown as text.
@@ -183,24 +189,11 @@ impl<'a> ExprChecker<'a> {
                 list,
                 body,
             } => {
-                let list = self.expr(list)?;
-                let list = self.required(list)?;
-                let element = match &list.ty {
-                    Ty::List(element) => (**element).clone(),
-                    Ty::Json => Ty::Json,
-                    other => {
-                        let other = other.clone();
-                        return self.mismatch(
-                            list.span,
-                            "a list",
-                            &other,
-                            "quantifiers range over lists, such as `agent.labels`",
-                        );
-                    }
-                };
-                let id = VarId(self.vars);
-                self.vars += 1;
-                self.scope.push((var.name.clone(), id, element));
+                let (id, list) = self.bind_elements(
+                    list,
+                    var,
+                    "quantifiers range over lists, such as `agent.labels`",
+                )?;
                 let body = self.condition(body);
                 self.scope.pop();
                 let body = body?;

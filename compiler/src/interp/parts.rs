@@ -20,7 +20,6 @@ use crate::ir::{EffectIr, NodeId, Program, RuleIr};
 pub struct Judged<'a> {
     rule: u32,
     list: Value<'a>,
-    labels: Vec<String>,
     verdicts: Vec<Option<Match>>,
 }
 
@@ -40,10 +39,8 @@ pub fn judge<'a>(
         ),
         span: rule.node(list).map(|n| n.span).unwrap_or_default(),
     })?;
-    let mut labels = Vec::with_capacity(items.len());
     let mut verdicts = Vec::with_capacity(items.len());
     for item in items {
-        labels.push(label(&item));
         evaluation.bind(var, item);
         if !evaluation.condition_holds()? {
             verdicts.push(None);
@@ -63,7 +60,6 @@ pub fn judge<'a>(
     Ok(Judged {
         rule: rule.index,
         list: list_value,
-        labels,
         verdicts,
     })
 }
@@ -129,9 +125,15 @@ fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
 }
 
 fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
-    let count = group.first().map_or(0, |g| g.labels.len());
+    // The rules of a group judged equal lists: the parts are named once, from the first.
+    let labels: Vec<String> = group
+        .first()
+        .and_then(|g| g.list.elements())
+        .map(|items| items.iter().map(label).collect())
+        .unwrap_or_default();
+    let count = labels.len();
     let mut verdicts = Vec::with_capacity(count);
-    for index in 0..count {
+    for (index, label) in labels.into_iter().enumerate() {
         // The strictest match of the part; the first in set order among equals.
         let mut best: Option<&Match> = None;
         for judged in group {
@@ -141,11 +143,6 @@ fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) 
                 best = Some(found);
             }
         }
-        let label = group
-            .first()
-            .and_then(|g| g.labels.get(index))
-            .cloned()
-            .unwrap_or_default();
         verdicts.push(PartVerdict {
             index,
             part: label,

@@ -77,22 +77,8 @@ pub fn link<'a>(
             .iter()
             .map(|g| tables.intern_glob(g))
             .collect();
-        let sets: Vec<SetId> = lowered
-            .sets
-            .iter()
-            .map(|set| {
-                tables.sets.push(set.clone());
-                SetId(index_u32(tables.sets.len() - 1))
-            })
-            .collect();
-        let patterns: Vec<PatternId> = lowered
-            .patterns
-            .iter()
-            .map(|pattern| {
-                tables.patterns.push(pattern.clone());
-                PatternId(index_u32(tables.patterns.len() - 1))
-            })
-            .collect();
+        let sets = appended(&mut tables.sets, &lowered.sets, SetId);
+        let patterns = appended(&mut tables.patterns, &lowered.patterns, PatternId);
         let ids = Renumbering {
             slots: &slots,
             regexes: &regexes,
@@ -123,6 +109,18 @@ pub fn link<'a>(
         dispatch,
         effects,
     }
+}
+
+/// Appends a rule's own table to the program's (these are not shared between rules), giving the
+/// program's id of each entry.
+fn appended<T: Clone, Id>(table: &mut Vec<T>, entries: &[T], id: fn(u32) -> Id) -> Vec<Id> {
+    entries
+        .iter()
+        .map(|entry| {
+            table.push(entry.clone());
+            id(index_u32(table.len() - 1))
+        })
+        .collect()
 }
 
 fn index_u32(n: usize) -> u32 {
