@@ -43,6 +43,7 @@ fn table(policy: &str) -> String {
             native.stats()
         );
         let compiled_code = Evaluator::new(program, Some(&native));
+        let indexed = Evaluator::indexed(program, native.scans());
         for test in &compiled.checked.tests {
             let call = test_call(test);
             let outcome = interpreter.evaluate(&call);
@@ -50,6 +51,12 @@ fn table(policy: &str) -> String {
                 compiled_code.evaluate(&call),
                 outcome,
                 "the JIT disagrees with the interpreter on test `{}`",
+                test.name
+            );
+            assert_eq!(
+                indexed.evaluate(&call),
+                outcome,
+                "the interpreter with scans disagrees with the reference on test `{}`",
                 test.name
             );
             lines.push(format!(

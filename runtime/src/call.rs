@@ -52,6 +52,11 @@ impl ToolCall {
         &self.tool
     }
 
+    /// The tool's name, shared: results name it without a copy.
+    pub(crate) fn tool_name(&self) -> &Arc<str> {
+        &self.tool
+    }
+
     /// The model's arguments, read-only.
     pub fn args(&self) -> &Value {
         &self.args
@@ -74,9 +79,9 @@ impl ToolCall {
     }
 
     /// The same call for an agent whose presets the registry resolved.
-    pub(crate) fn with_presets(&self, presets: Vec<String>) -> ToolCall {
+    pub(crate) fn with_presets(&self, presets: &[Arc<str>]) -> ToolCall {
         let mut agent = (*self.agent).clone();
-        agent.presets = presets;
+        agent.presets = presets.iter().map(|p| p.to_string()).collect();
         ToolCall {
             agent: Arc::new(agent),
             ..self.clone()

@@ -2,7 +2,7 @@
 //! execute → post-check → finalize → observe, and always comes back with exactly one result.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde::Serialize;
@@ -21,7 +21,7 @@ use crate::observe::Observer;
 use crate::policy::{LoadedPolicy, PolicyHandle, PolicyStage, Snapshot, slot};
 use crate::postcheck::{PostCheck, apply};
 use crate::precheck::{ChainVerdict, Invocation, LinkDecision, PrecheckLink, run_chain};
-use crate::registry::{Registry, Resolved, Scope};
+use crate::registry::{Registry, Resolved, Scope, ScopeChain};
 use crate::render::{render_call, render_result};
 use crate::result::{DenyingStage, FinalResult, NormalizedResult, ResultKind};
 
@@ -51,19 +51,37 @@ pub struct Timings {
     pub total_us: u64,
 }
 
-fn micros(since: Instant) -> u64 {
-    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+fn micros(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Stage timings with one clock read per stage boundary: each lap is the time since the last.
-struct Stopwatch(Instant);
+/// A call's timings with one clock read per stage boundary: each lap is the time since the
+/// last, and the total is the time from the start to the last lap. The clock is the CPU's
+/// time-stamp counter where it is reliable (quanta), a few nanoseconds a read against tens for
+/// the system clock.
+struct Stopwatch {
+    started: quanta::Instant,
+    last: quanta::Instant,
+}
 
 impl Stopwatch {
+    fn start() -> Self {
+        let now = quanta::Instant::now();
+        Stopwatch {
+            started: now,
+            last: now,
+        }
+    }
+
     fn lap(&mut self) -> u64 {
-        let now = Instant::now();
-        let elapsed = now.duration_since(self.0);
-        self.0 = now;
-        u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX)
+        let now = quanta::Instant::now();
+        let elapsed = now.duration_since(self.last);
+        self.last = now;
+        micros(elapsed)
+    }
+
+    fn total(&self) -> u64 {
+        micros(self.last.duration_since(self.started))
     }
 }
 
@@ -201,12 +219,13 @@ impl Runtime {
         let call = if lookup.presets.is_empty() {
             call.clone()
         } else {
-            call.with_presets(lookup.presets.clone())
+            call.with_presets(&lookup.presets)
         };
+        let scopes = ScopeChain::new(&call.agent().id, lookup.presets);
         self.policy_stages.iter().any(|stage| {
             self.policies
                 .get(stage.index)
-                .is_some_and(|slot| stage.concurrent(slot, &call, &lookup.chain))
+                .is_some_and(|slot| stage.concurrent(slot, &call, &scopes))
         })
     }
 
@@ -230,7 +249,8 @@ impl Runtime {
         if let Err(error) = self.journal_calls(std::slice::from_ref(&call)) {
             return self.unrecorded(call, &error);
         }
-        let result = self.run(call, cancel, None).await;
+        // Boxed: the caller moves a small future, however large the pipeline's state.
+        let result = Box::pin(self.run(call, cancel, None)).await;
         self.journal_results(std::slice::from_ref(&result));
         result
     }
@@ -297,14 +317,7 @@ impl Runtime {
             reason: Some(message),
             ..DecisionRecord::default()
         };
-        self.finish(
-            &call,
-            None,
-            result,
-            decision,
-            Timings::default(),
-            Instant::now(),
-        )
+        self.finish(&call, None, result, decision, Timings::default())
     }
 
     /// [`Runtime::execute`], within a batch whose interrupt explains a cancellation. Each call
@@ -336,14 +349,13 @@ impl Runtime {
         cancel: CancellationToken,
         interrupt: Option<&crate::batch::InterruptState>,
     ) -> FinalResult {
-        let started = Instant::now();
+        let mut watch = Stopwatch::start();
         let mut timings = Timings::default();
-        let agent_id = call.agent().id.clone();
-        let lookup = self.registry.lookup(&agent_id, call.tool());
+        let lookup = self.registry.lookup(&call.agent().id, call.tool());
         let call = if lookup.presets.is_empty() {
             call
         } else {
-            call.with_presets(lookup.presets)
+            call.with_presets(&lookup.presets)
         };
         self.emit_call(&call);
         let Some(resolved) = lookup.resolved else {
@@ -354,31 +366,39 @@ impl Runtime {
                 reason: Some(message),
                 ..DecisionRecord::default()
             };
-            return self.finish(&call, None, result, decision, timings, started);
+            watch.lap();
+            timings.total_us = watch.total();
+            return self.finish(&call, None, result, decision, timings);
         };
-        let scopes = lookup.chain;
-        let render = resolved
-            .definition
-            .output
-            .as_ref()
-            .map(|o| o.render.clone());
-        if let Some(intent) = &render {
+        let scopes = ScopeChain::new(&call.agent().id, lookup.presets);
+        // Cards are built only when someone records them.
+        if self.sink.is_some()
+            && let Some(output) = &resolved.definition.output
+        {
             self.emit(Event::CallCard {
                 call_id: call.id().clone(),
-                card: render_call(intent, call.tool(), call.args()),
+                card: render_call(&output.render, call.tool(), call.args()),
             });
         }
         let snapshot = Snapshot::take(&self.policies);
+        let vetoes = snapshot.unasked_gates();
         let invocation = Invocation {
             call: &call,
             scopes: &scopes,
             snapshot: &snapshot,
+            vetoes: &vetoes,
         };
 
         let violations = resolved.violations(call.args());
         let (result, decision) = if violations.is_empty() {
-            self.decide_and_run(&invocation, &resolved, &cancel, interrupt, &mut timings)
-                .await
+            // Boxed: the pipeline's future stays small for hosts that spawn a task per call.
+            Box::pin(self.decide_and_run(
+                &invocation,
+                &resolved,
+                (&cancel, interrupt),
+                (&mut watch, &mut timings),
+            ))
+            .await
         } else {
             let message = format!(
                 "invalid arguments for `{}`: {}",
@@ -399,7 +419,6 @@ impl Runtime {
             )
         };
 
-        let mut watch = Stopwatch(Instant::now());
         let mut result = result;
         let postcheck = tracing::info_span!("postcheck").entered();
         for (scope, participant) in &self.postchecks {
@@ -424,7 +443,9 @@ impl Runtime {
         {
             result.content = content;
         }
-        self.finish(&call, Some(&resolved), result, decision, timings, started)
+        watch.lap();
+        timings.total_us = watch.total();
+        self.finish(&call, Some(&resolved), result, decision, timings)
     }
 
     /// Pre-check, approval, gates and execution.
@@ -432,69 +453,59 @@ impl Runtime {
         &self,
         invocation: &Invocation<'_>,
         resolved: &Resolved,
-        cancel: &CancellationToken,
-        interrupt: Option<&crate::batch::InterruptState>,
-        timings: &mut Timings,
+        (cancel, interrupt): (&CancellationToken, Option<&crate::batch::InterruptState>),
+        (watch, timings): (&mut Stopwatch, &mut Timings),
     ) -> (NormalizedResult, DecisionRecord) {
         let call = invocation.call;
-        let mut watch = Stopwatch(Instant::now());
         let verdict = run_chain(&self.links, invocation)
             .instrument(tracing::info_span!("precheck"))
             .await;
         timings.precheck_us = watch.lap();
-        let mut record = DecisionRecord {
-            precheck: Some(verdict.clone()),
-            ..DecisionRecord::default()
-        };
-        match verdict.decision {
+        let mut record = DecisionRecord::default();
+        match &verdict.decision {
             LinkDecision::Deny { reason, rule, .. } => {
-                return (
-                    denied(
-                        DenyingStage::Precheck,
-                        vec![reason.clone()],
-                        rule.iter().cloned().collect(),
-                    ),
-                    DecisionRecord {
-                        reason: Some(reason),
-                        rule,
-                        ..record
-                    },
+                let result = denied(
+                    DenyingStage::Precheck,
+                    vec![reason.clone()],
+                    rule.iter().cloned().collect(),
                 );
+                record.reason = Some(reason.clone());
+                record.rule = rule.clone();
+                record.precheck = Some(verdict);
+                return (result, record);
             }
             LinkDecision::Ask { reason, rule, .. } => {
                 let answer = match &self.approval {
                     Some(service) => Some(
                         service
-                            .request(call, &reason)
+                            .request(call, reason)
                             .instrument(tracing::info_span!("approval"))
                             .await,
                     ),
                     None => None,
                 };
                 timings.approval_us = watch.lap();
-                let refusal = denial_reason(&reason, answer.as_ref());
+                let refusal = denial_reason(reason, answer.as_ref());
                 record.approval = Some(ApprovalRecord {
-                    asked: reason,
+                    asked: reason.clone(),
                     answer,
                 });
                 record.rule = rule.clone();
                 if let Some(why) = refusal {
-                    return (
-                        denied(
-                            DenyingStage::Approval,
-                            vec![why.clone()],
-                            rule.into_iter().collect(),
-                        ),
-                        DecisionRecord {
-                            reason: Some(why),
-                            ..record
-                        },
+                    let result = denied(
+                        DenyingStage::Approval,
+                        vec![why.clone()],
+                        rule.iter().cloned().collect(),
                     );
+                    record.reason = Some(why);
+                    record.precheck = Some(verdict);
+                    return (result, record);
                 }
             }
-            LinkDecision::Allow { rule, .. } => record.rule = rule,
+            LinkDecision::Allow { rule, .. } => record.rule = rule.clone(),
             LinkDecision::Delegate => {}
         }
+        record.precheck = Some(verdict);
         let mut vetoes = Vec::new();
         let gates = async {
             for (scope, gate) in &self.gates {
@@ -527,6 +538,7 @@ impl Runtime {
             rest: &self.middleware,
             original: cancel,
             grace: self.grace,
+            wrapped: false,
         };
         let execution = next
             .run(ExecContext {
@@ -555,13 +567,11 @@ impl Runtime {
         resolved: Option<&Resolved>,
         result: NormalizedResult,
         decision: DecisionRecord,
-        mut timings: Timings,
-        started: Instant,
+        timings: Timings,
     ) -> FinalResult {
-        timings.total_us = micros(started);
         let final_result = FinalResult::freeze(
             call.id().clone(),
-            call.tool().to_string(),
+            call.tool_name().clone(),
             result,
             decision,
             timings,

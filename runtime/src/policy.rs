@@ -4,10 +4,11 @@
 //! and finishes under it; a set that fails to compile leaves the old one in force.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
+use sluice_compiler::ast::RuleKind;
 use sluice_compiler::call::ToolResult;
 use sluice_compiler::db::Database;
 use sluice_compiler::decision::{AppliedEffect, Decision};
@@ -133,6 +134,11 @@ impl Snapshot {
     fn get(&self, index: usize) -> Option<&LoadedPolicy> {
         self.policies.get(index).map(|p| &**p)
     }
+
+    /// Per set, a place for the vetoes its pre-check link finds ahead of the gate stage.
+    pub(crate) fn unasked_gates(&self) -> Vec<OnceLock<Vec<sluice_compiler::decision::Veto>>> {
+        self.policies.iter().map(|_| OnceLock::new()).collect()
+    }
 }
 
 /// A set's participation in one stage: which set (by index in the runtime) and at which scope.
@@ -152,7 +158,7 @@ impl PolicyStage {
     }
 
     /// The evaluator in force for this call, if the set applies to the call's agent.
-    fn evaluator<'a>(&self, invocation: &'a Invocation<'a>) -> Option<Evaluator<'a>> {
+    fn evaluator<'a>(&self, invocation: &Invocation<'a>) -> Option<Evaluator<'a>> {
         if !invocation.scopes.contains(&self.scope) {
             return None;
         }
@@ -169,24 +175,24 @@ impl PolicyStage {
         &self,
         slot: &ArcSwap<LoadedPolicy>,
         call: &crate::call::ToolCall,
-        scopes: &[Scope],
+        scopes: &crate::registry::ScopeChain<'_>,
     ) -> bool {
         if !scopes.contains(&self.scope) {
             return false;
         }
         let policy = slot.load();
-        let call = CallRef {
-            tool: call.tool(),
-            args: call.args(),
-            agent: call.agent(),
-            context: call.context(),
-        };
-        policy.executable.evaluator().concurrency_safe(call)
+        policy
+            .executable
+            .evaluator()
+            .concurrency_safe(call_ref_of(call))
     }
 }
 
-fn call_ref<'a>(invocation: &'a Invocation<'a>) -> CallRef<'a> {
-    let call = invocation.call;
+fn call_ref<'a>(invocation: &Invocation<'a>) -> CallRef<'a> {
+    call_ref_of(invocation.call)
+}
+
+fn call_ref_of(call: &crate::call::ToolCall) -> CallRef<'_> {
     CallRef {
         tool: call.tool(),
         args: call.args(),
@@ -204,7 +210,12 @@ impl PrecheckLink for PolicyStage {
         let decision = match self.evaluator(invocation) {
             None => LinkDecision::Delegate,
             Some(evaluator) => {
-                let outcome = evaluator.precheck(call_ref(invocation));
+                // The gates are answered on the same reading of the call's facts and kept for
+                // the gate stage, which is reached only when the chain allows.
+                let (outcome, vetoes) = evaluator.precheck_and_gates(call_ref(invocation));
+                if let (Some(vetoes), Some(kept)) = (vetoes, invocation.vetoes.get(self.index)) {
+                    let _ = kept.set(vetoes);
+                }
                 match outcome.decision {
                     Decision::Delegate => LinkDecision::Delegate,
                     Decision::Allow => LinkDecision::Allow {
@@ -237,15 +248,17 @@ impl Gate for PolicyStage {
     fn check<'a>(&'a self, invocation: &'a Invocation<'a>) -> BoxFuture<'a, Vec<Veto>> {
         let vetoes = match self.evaluator(invocation) {
             None => Vec::new(),
-            Some(evaluator) => evaluator
-                .gates(call_ref(invocation))
-                .into_iter()
-                .map(|v| Veto {
-                    gate: v.rule.name.to_string(),
-                    reason: v.reason,
-                    rule: Some(v.rule),
-                })
-                .collect(),
+            Some(evaluator) => match invocation.vetoes.get(self.index).and_then(OnceLock::get) {
+                Some(kept) => kept.clone(),
+                None => evaluator.gates(call_ref(invocation)),
+            }
+            .into_iter()
+            .map(|v| Veto {
+                gate: v.rule.name.to_string(),
+                reason: v.reason,
+                rule: Some(v.rule),
+            })
+            .collect(),
         };
         Box::pin(std::future::ready(vetoes))
     }
@@ -260,6 +273,9 @@ impl PostCheck for PolicyStage {
         let Some(evaluator) = self.evaluator(invocation) else {
             return Vec::new();
         };
+        if !evaluator.has_rules(RuleKind::Postcheck, invocation.call.tool()) {
+            return Vec::new();
+        }
         let seen = ToolResult {
             status: result.status,
             content: result.content.clone(),

@@ -2,6 +2,8 @@
 //! next; the first link that does not delegate decides; the end of the chain allows. Links see
 //! the call through `&ToolCall` and return a decision, so no link can rewrite the arguments.
 
+use std::sync::OnceLock;
+
 use futures::future::BoxFuture;
 use serde::Serialize;
 use sluice_compiler::decision::PartVerdict;
@@ -66,8 +68,11 @@ impl LinkDecision {
 pub struct Invocation<'a> {
     pub call: &'a ToolCall,
     /// The agent's scope chain, innermost first.
-    pub scopes: &'a [crate::registry::Scope],
+    pub scopes: &'a crate::registry::ScopeChain<'a>,
     pub(crate) snapshot: &'a Snapshot,
+    /// Per loaded policy, its gates' vetoes when its pre-checks found them on the same reading
+    /// of the call (gates read only the call, so they would answer the same when asked).
+    pub(crate) vetoes: &'a [OnceLock<Vec<sluice_compiler::decision::Veto>>],
 }
 
 /// One link of the chain.

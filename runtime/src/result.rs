@@ -134,7 +134,7 @@ impl NormalizedResult {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FinalResult {
     call_id: crate::CallId,
-    tool: String,
+    tool: std::sync::Arc<str>,
     result: NormalizedResult,
     decision: crate::pipeline::DecisionRecord,
     timings: crate::pipeline::Timings,
@@ -143,7 +143,7 @@ pub struct FinalResult {
 impl FinalResult {
     pub(crate) fn freeze(
         call_id: crate::CallId,
-        tool: String,
+        tool: std::sync::Arc<str>,
         result: NormalizedResult,
         decision: crate::pipeline::DecisionRecord,
         timings: crate::pipeline::Timings,

@@ -26,6 +26,7 @@ use crate::decision::{
 };
 use crate::ir::{EffectIr, Program, RuleIr};
 use crate::jit::{NativeCode, NativeFrame};
+use crate::scan::{ScanFrame, Scans};
 
 pub use eval::{EvalError, Evaluation, Facts, Roots};
 pub use explain::{Step, explain};
@@ -33,11 +34,13 @@ pub use parts::rule_matches as per_part_rule_matches;
 pub use value::Value;
 
 /// Evaluates calls against one lowered policy set, with conditions from native code where the
-/// set was compiled and the interpreter otherwise.
+/// set was compiled and the interpreter otherwise, and the rules narrowed by field scans where
+/// they were built.
 #[derive(Clone, Copy)]
 pub struct Evaluator<'p> {
     program: &'p Program,
     native: Option<&'p NativeCode>,
+    scans: Option<&'p Scans>,
 }
 
 /// A call by reference: what the rules read, without copying the call.
@@ -83,27 +86,48 @@ impl CallJson {
 }
 
 impl<'p> Evaluator<'p> {
-    /// The reference: every condition walks the IR.
+    /// The reference: every applicable rule runs, and every condition walks the IR.
     pub fn interpreted(program: &'p Program) -> Self {
         Evaluator {
             program,
             native: None,
+            scans: None,
         }
     }
 
-    /// Conditions run as `native` code, compiled from `program`.
+    /// Conditions run as `native` code, compiled from `program`, narrowed by its scans.
     pub fn new(program: &'p Program, native: Option<&'p NativeCode>) -> Self {
-        Evaluator { program, native }
+        Evaluator {
+            program,
+            native,
+            scans: native.map(NativeCode::scans),
+        }
     }
 
-    /// Whether a rule's condition holds: native code answers when it can; the interpreter
-    /// answers otherwise, and always reports the error when the condition faults.
+    /// The interpreter with the rules narrowed by `scans`, built from `program`: the backend
+    /// where Cranelift is not used.
+    pub fn indexed(program: &'p Program, scans: &'p Scans) -> Self {
+        Evaluator {
+            program,
+            native: None,
+            scans: Some(scans),
+        }
+    }
+
+    /// Whether a rule's condition holds: its scan answers when it decides the condition, native
+    /// code when it can; the interpreter answers otherwise, and always reports the error when
+    /// the condition faults.
     fn holds(
         &self,
         rule: &RuleIr,
         facts: &Facts<'_>,
-        native: Option<&mut NativeFrame<'_>>,
+        (scan, native): (Option<&mut ScanFrame<'_>>, Option<&mut NativeFrame<'_>>),
     ) -> Result<bool, EvalError> {
+        if let Some(scan) = scan
+            && let Some(decided) = scan.decided(rule, facts)
+        {
+            return Ok(decided);
+        }
         if let Some(frame) = native
             && let Some(holds) = frame.holds(rule, facts)
         {
@@ -173,6 +197,20 @@ impl<'p> Evaluator<'p> {
         self.gates_in(&mut Reading::new(call.into()), &mut Vec::new())
     }
 
+    /// The pre-checks' outcome and, unless they deny, every gate's veto, from one reading of
+    /// the call's facts. Gates read only the call, so a host that asks its gates later (after
+    /// an approval) may keep these vetoes until then: asked again, the gates answer the same.
+    pub fn precheck_and_gates<'a>(
+        &self,
+        call: impl Into<CallRef<'a>>,
+    ) -> (PrecheckOutcome, Option<Vec<Veto>>) {
+        let mut reading = Reading::new(call.into());
+        let precheck = self.precheck_in(&mut reading, &mut Vec::new());
+        let gates = (precheck.decision != Decision::Deny)
+            .then(|| self.gates_in(&mut reading, &mut Vec::new()));
+        (precheck, gates)
+    }
+
     pub fn postcheck<'a>(
         &self,
         call: impl Into<CallRef<'a>>,
@@ -181,17 +219,17 @@ impl<'p> Evaluator<'p> {
         self.postcheck_with(call.into(), result, &mut Vec::new())
     }
 
-    /// The applicable rules, narrowed by the native code's field scans to those that may match.
+    /// The applicable rules, narrowed by the field scans to those that may match.
     fn narrowed<I: Iterator<Item = &'p RuleIr>>(
         &self,
         applicable: I,
-        (facts, native): (&Facts<'_>, &mut Option<NativeFrame<'_>>),
+        (facts, scan): (&Facts<'_>, &mut Option<ScanFrame<'_>>),
         kind: RuleKind,
         tool: &str,
     ) -> Narrowed<'p, I> {
-        match native
+        match scan
             .as_mut()
-            .and_then(|frame| frame.candidates(kind, tool, facts))
+            .and_then(|frame| frame.candidates(self.program, kind, tool, facts))
         {
             Some(chosen) => Narrowed::Chosen(self.program, chosen.into_iter()),
             None => Narrowed::All(applicable),
@@ -207,7 +245,12 @@ impl<'p> Evaluator<'p> {
             let roots = self.roots(reading.call, None);
             let facts = Facts::fill(self.program, reading.call.tool, &roots);
             let native = self.native_frame(&facts);
-            ReadFacts { facts, native }
+            let scan = self.scans.map(ScanFrame::new);
+            ReadFacts {
+                facts,
+                scan,
+                native,
+            }
         })
     }
 
@@ -222,9 +265,16 @@ impl<'p> Evaluator<'p> {
             return false;
         }
         let tool = reading.call.tool;
-        let ReadFacts { facts, native } = self.facts(reading);
-        let mut rules = self.narrowed(rules, (&*facts, native), RuleKind::Concurrency, tool);
-        rules.any(|rule| self.holds(rule, facts, native.as_mut()).unwrap_or(false))
+        let ReadFacts {
+            facts,
+            scan,
+            native,
+        } = self.facts(reading);
+        let mut rules = self.narrowed(rules, (&*facts, scan), RuleKind::Concurrency, tool);
+        rules.any(|rule| {
+            self.holds(rule, facts, (scan.as_mut(), native.as_mut()))
+                .unwrap_or(false)
+        })
     }
 
     fn precheck_in<'a>(
@@ -242,8 +292,12 @@ impl<'p> Evaluator<'p> {
             return decide(Vec::new());
         }
         let tool = reading.call.tool;
-        let ReadFacts { facts, native } = self.facts(reading);
-        let rules = self.narrowed(rules, (&*facts, native), RuleKind::Precheck, tool);
+        let ReadFacts {
+            facts,
+            scan,
+            native,
+        } = self.facts(reading);
+        let rules = self.narrowed(rules, (&*facts, scan), RuleKind::Precheck, tool);
         let mut matched = Vec::new();
         let mut judged = Vec::new();
         for rule in rules {
@@ -252,7 +306,7 @@ impl<'p> Evaluator<'p> {
                     judged.push(parts);
                     None
                 }),
-                None => self.fire(rule, facts, native.as_mut()),
+                None => self.fire(rule, facts, (scan.as_mut(), native.as_mut())),
             };
             match fired {
                 Ok(None) => {}
@@ -291,9 +345,9 @@ impl<'p> Evaluator<'p> {
         &self,
         rule: &RuleIr,
         facts: &Facts<'_>,
-        native: Option<&mut NativeFrame<'_>>,
+        frames: (Option<&mut ScanFrame<'_>>, Option<&mut NativeFrame<'_>>),
     ) -> Result<Option<Match>, EvalError> {
-        if !self.holds(rule, facts, native)? {
+        if !self.holds(rule, facts, frames)? {
             return Ok(None);
         }
         let mut evaluation = Evaluation::new(self.program, rule, facts);
@@ -320,13 +374,17 @@ impl<'p> Evaluator<'p> {
             return Vec::new();
         }
         let tool = reading.call.tool;
-        let ReadFacts { facts, native } = self.facts(reading);
-        let rules = self.narrowed(rules, (&*facts, native), RuleKind::Gate, tool);
+        let ReadFacts {
+            facts,
+            scan,
+            native,
+        } = self.facts(reading);
+        let rules = self.narrowed(rules, (&*facts, scan), RuleKind::Gate, tool);
         let mut vetoes = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
-                if !self.holds(rule, facts, native.as_mut())? {
+                if !self.holds(rule, facts, (scan.as_mut(), native.as_mut()))? {
                     return Ok(None);
                 }
                 match rule.effects.first() {
@@ -382,9 +440,10 @@ impl<'p> Evaluator<'p> {
             let roots = self.roots(call, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
             let mut native = self.native_frame(&facts);
+            let mut scan = self.scans.map(ScanFrame::new);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
-                if !self.holds(rule, &facts, native.as_mut())? {
+                if !self.holds(rule, &facts, (scan.as_mut(), native.as_mut()))? {
                     return Ok(None);
                 }
                 let mut changes = Vec::new();
@@ -464,6 +523,12 @@ impl<'p> Evaluator<'p> {
         outcome
     }
 
+    /// Whether any rule of `kind` applies to `tool`: when none does, the stage has nothing to
+    /// evaluate and its caller need not prepare anything for it.
+    pub fn has_rules(&self, kind: RuleKind, tool: &str) -> bool {
+        self.applicable(kind, tool).next().is_some()
+    }
+
     fn applicable<'t>(
         &self,
         kind: RuleKind,
@@ -515,6 +580,7 @@ impl<'a> Reading<'a> {
 
 struct ReadFacts<'a> {
     facts: Facts<'a>,
+    scan: Option<ScanFrame<'a>>,
     native: Option<NativeFrame<'a>>,
 }
 

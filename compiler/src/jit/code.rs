@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use cranelift_jit::JITModule;
 
-use super::cell::{Cell, Frame, fact, fact_cells};
+use super::cell::{Cell, Frame, fact_cells};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
-use super::scan::Scans;
-use crate::ast::RuleKind;
-use crate::interp::{Facts, Value};
+use crate::interp::Facts;
 use crate::ir::{Program, RuleIr};
+use crate::scan::Scans;
 
 /// A compiled condition: `(frame, fact cells) -> 1 | 0 | FAULT`.
 pub type ConditionFn = unsafe extern "C" fn(*mut c_void, *const Cell) -> i64;
@@ -113,6 +112,11 @@ impl NativeCode {
         }
     }
 
+    /// The field scans the code was compiled with: rules they decide have no code.
+    pub fn scans(&self) -> &Scans {
+        &self.scans
+    }
+
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
@@ -132,7 +136,6 @@ impl NativeCode {
             code: self,
             program,
             cells: fact_cells(facts),
-            scanned: Vec::new(),
         })
     }
 }
@@ -142,29 +145,18 @@ pub struct NativeFrame<'a> {
     code: &'a NativeCode,
     program: &'a Program,
     cells: Vec<Cell>,
-    /// Each scan's matches, made when a rule first needs them.
-    scanned: Vec<Option<Scanned>>,
-}
-
-/// What one scan found in its field.
-#[derive(Clone, Debug)]
-enum Scanned {
-    Nothing,
-    Found(regex::SetMatches),
 }
 
 impl NativeFrame<'_> {
-    /// Whether the rule's condition holds: `None` when it has no native code or faulted, and
-    /// the interpreter must answer (with the error, for a fault).
+    /// Whether the rule's condition holds: `None` when it has no native code (rules decided by
+    /// their scan have none) or faulted, and the interpreter must answer (with the error, for a
+    /// fault).
     pub fn holds(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
         if rule.condition.is_none() {
             return Some(true);
         }
         if facts.values.len() != self.cells.len() {
             return None;
-        }
-        if let Some(decided) = self.decided_by_scan(rule, facts) {
-            return Some(decided);
         }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
         let mut frame = Frame::new(self.program, &self.code.constants, facts);
@@ -174,89 +166,6 @@ impl NativeFrame<'_> {
             TRUE => Some(true),
             FALSE => Some(false),
             _ => None,
-        }
-    }
-
-    /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
-    /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
-    /// scanned test matched (all of a scan's rules when its field holds no string). `None`: no
-    /// scan serves this tool and kind; every applicable rule must run.
-    pub fn candidates(
-        &mut self,
-        kind: RuleKind,
-        tool: &str,
-        facts: &Facts<'_>,
-    ) -> Option<Vec<u32>> {
-        let code = self.code;
-        let program = self.program;
-        let plan = code.scans.plan(tool, kind)?;
-        let mut chosen = plan.rest.clone();
-        chosen.extend(
-            program
-                .dispatch
-                .open(kind)
-                .iter()
-                .copied()
-                .filter(|&index| {
-                    program
-                        .rules
-                        .get(index as usize)
-                        .is_some_and(|rule| rule.applies_to(tool))
-                }),
-        );
-        for &id in &plan.scans {
-            let Some(scan) = code.scans.scans.get(id as usize) else {
-                continue;
-            };
-            match self.scanned(id, scan.slot, facts) {
-                None => chosen.extend(&scan.all_rules),
-                Some(Scanned::Nothing) => {}
-                Some(Scanned::Found(matches)) => {
-                    for pattern in matches.iter() {
-                        chosen.extend(scan.rules.get(pattern).into_iter().flatten());
-                    }
-                }
-            }
-        }
-        chosen.sort_unstable();
-        chosen.dedup();
-        Some(chosen)
-    }
-
-    /// What the scan found in the field; `None` when the field holds no string.
-    fn scanned(&mut self, id: u32, slot: u32, facts: &Facts<'_>) -> Option<&Scanned> {
-        let cell = self.cells.get(slot as usize)?;
-        let Some(Value::Str(text)) = fact(&facts.values, *cell) else {
-            return None;
-        };
-        let scan = self.code.scans.scans.get(id as usize)?;
-        if self.scanned.is_empty() {
-            self.scanned = vec![None; self.code.scans.scans.len()];
-        }
-        let entry = self.scanned.get_mut(id as usize)?;
-        Some(entry.get_or_insert_with(|| {
-            // Most calls match nothing: a plain match stops early and settles that.
-            if scan.set.is_match(text) {
-                Scanned::Found(scan.set.matches(text))
-            } else {
-                Scanned::Nothing
-            }
-        }))
-    }
-
-    /// What the rule's guarding scan says of its condition: false when its first test failed,
-    /// true when that test is the whole condition and passed, and nothing otherwise.
-    fn decided_by_scan(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
-        let guard = self.code.scans.guard(rule.index)?;
-        let slot = self.code.scans.scans.get(guard.scan as usize)?.slot;
-        let matched = match self.scanned(guard.scan, slot, facts)? {
-            Scanned::Nothing => false,
-            Scanned::Found(matches) => matches.matched(guard.pattern as usize),
-        };
-        match (matched, guard.whole) {
-            (false, _) => Some(false),
-            (true, true) => Some(true),
-            (true, false) => None,
         }
     }
 }

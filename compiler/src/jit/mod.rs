@@ -9,7 +9,6 @@ mod cell;
 mod code;
 mod helpers;
 mod module;
-mod scan;
 mod translate;
 
 pub use code::{NativeCode, NativeFrame, Stats};
@@ -21,7 +20,8 @@ pub enum Backend {
     /// Native code from Cranelift, the interpreter where the host is unsupported.
     #[default]
     Jit,
-    /// The reference interpreter.
+    /// The interpreter (rules narrowed by the same field scans; `Evaluator::interpreted` is the
+    /// reference, with no scan).
     Interp,
 }
 

@@ -13,9 +13,9 @@ use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use super::cell::{Cell, MISSING};
 use super::code::{CodeMemory, ConditionFn, NativeCode, Stats};
 use super::helpers;
-use super::scan::Scans;
 use super::translate::{Constants, FunctionTranslator, Untranslatable, scratch_cells, stack_slot};
 use crate::ir::{Program, RuleIr};
+use crate::scan::Scans;
 
 /// Why a program could not be compiled to native code; callers fall back to the interpreter.
 #[derive(Debug, thiserror::Error)]

@@ -37,21 +37,26 @@ pub struct Next<'a> {
     pub(crate) rest: &'a [Arc<dyn Middleware>],
     pub(crate) original: &'a CancellationToken,
     pub(crate) grace: Duration,
+    /// Whether middleware ran before: only then may the signal differ from the caller's.
+    pub(crate) wrapped: bool,
 }
 
 impl<'a> Next<'a> {
     pub fn run(self, exec: ExecContext) -> BoxFuture<'a, Execution> {
         match self.rest.split_first() {
-            Some((first, rest)) => first.around(self.call, self.tool, exec, Next { rest, ..self }),
+            Some((first, rest)) => first.around(
+                self.call,
+                self.tool,
+                exec,
+                Next {
+                    rest,
+                    wrapped: true,
+                    ..self
+                },
+            ),
             None => Box::pin(async move {
-                run_tool(
-                    self.tool,
-                    self.call,
-                    &exec.cancel,
-                    self.original,
-                    self.grace,
-                )
-                .await
+                let original = self.wrapped.then_some(self.original);
+                run_tool(self.tool, self.call, &exec.cancel, original, self.grace).await
             }),
         }
     }

@@ -47,19 +47,30 @@ pub enum Execution {
 }
 
 /// Runs the tool itself, under the fusion of the installed and the original cancellation.
+/// `original` is `None` when no middleware ran: the installed signal is the caller's own, and
+/// there is nothing to fuse.
 pub(crate) async fn run_tool(
     definition: &ToolDefinition,
     call: &ToolCall,
     installed: &CancellationToken,
-    original: &CancellationToken,
+    original: Option<&CancellationToken>,
     grace: Duration,
 ) -> Execution {
-    if installed.is_cancelled() || original.is_cancelled() {
+    if installed.is_cancelled() || original.is_some_and(CancellationToken::is_cancelled) {
         return Execution::AbortedBeforeStart;
     }
-    let fused = CancellationToken::new();
+    let fused = match original {
+        Some(_) => CancellationToken::new(),
+        None => installed.clone(),
+    };
     let context = ToolContext {
         cancel: fused.clone(),
+    };
+    let original_cancelled = async {
+        match original {
+            Some(original) => original.cancelled().await,
+            None => std::future::pending().await,
+        }
     };
     // The tool runs inline, its panics caught. Only a tool that outlives its cancellation's grace
     // period moves to a task of its own, which drives it to its end.
@@ -68,7 +79,7 @@ pub(crate) async fn run_tool(
         biased;
         finished = &mut tool => Some(finished),
         () = installed.cancelled() => None,
-        () = original.cancelled() => None,
+        () = original_cancelled => None,
     };
     let finished = match finished {
         Some(finished) => finished,

@@ -13,7 +13,7 @@ pub use definition::{
     CompensateFn, ExecuteFn, FinalizeFn, InterruptBehavior, OutputContract, ToolContext,
     ToolDefinition, ToolDefinitionBuilder,
 };
-pub use scope::Scope;
+pub use scope::{Scope, ScopeChain};
 pub use table::{
     CODE_MODE_TOOL, Lookup, ModelTool, Registry, RegistryError, ReleaseHandle, Resolved,
 };

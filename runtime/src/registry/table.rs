@@ -1,12 +1,13 @@
 //! The one table behind both views.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, Weak};
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Scope, ToolDefinition};
+use super::{Scope, ScopeChain, ToolDefinition};
 
 /// The reserved tool the model sees in code mode.
 pub const CODE_MODE_TOOL: &str = "run_code";
@@ -57,12 +58,46 @@ struct Registration {
     resolved: Resolved,
 }
 
+/// One scope's registrations, by name.
+type Layer = BTreeMap<String, Registration>;
+
 #[derive(Default)]
 struct Tables {
-    layers: HashMap<Scope, BTreeMap<String, Registration>>,
+    global: Layer,
+    presets: FxHashMap<Arc<str>, Layer>,
+    agents: FxHashMap<Arc<str>, Layer>,
     /// Each agent's presets, in join order.
-    memberships: HashMap<Arc<str>, Vec<Arc<str>>>,
+    memberships: FxHashMap<Arc<str>, Arc<[Arc<str>]>>,
+    /// What an agent that joined no preset shares, so a lookup allocates nothing.
+    no_presets: Arc<[Arc<str>]>,
     next_id: u64,
+}
+
+impl Tables {
+    fn layer_mut(&mut self, scope: &Scope) -> &mut Layer {
+        match scope {
+            Scope::Global => &mut self.global,
+            Scope::Preset(name) => self.presets.entry(name.clone()).or_default(),
+            Scope::Agent(id) => self.agents.entry(id.clone()).or_default(),
+        }
+    }
+
+    fn presets_of(&self, agent: &str) -> Arc<[Arc<str>]> {
+        self.memberships
+            .get(agent)
+            .unwrap_or(&self.no_presets)
+            .clone()
+    }
+
+    /// The layers of an agent's scope chain that hold registrations, innermost first.
+    fn chain_layers<'t>(&'t self, agent: &str) -> impl Iterator<Item = &'t Layer> {
+        let presets = self.memberships.get(agent).map_or(&[][..], |p| &p[..]);
+        self.agents
+            .get(agent)
+            .into_iter()
+            .chain(presets.iter().filter_map(|p| self.presets.get(p)))
+            .chain(std::iter::once(&self.global))
+    }
 }
 
 /// The tool catalogue.
@@ -73,20 +108,9 @@ pub struct Registry {
 
 /// One call's view of the catalogue.
 pub struct Lookup {
-    /// The presets the agent joined, in join order.
-    pub presets: Vec<String>,
-    /// The agent's scope chain, innermost first.
-    pub chain: Vec<Scope>,
+    /// The presets the agent joined, in join order: with the agent, its [`ScopeChain`].
+    pub presets: Arc<[Arc<str>]>,
     pub resolved: Option<Resolved>,
-}
-
-fn chain_of(tables: &Tables, agent: &str) -> Vec<Scope> {
-    let presets = tables.memberships.get(agent).map_or(&[][..], Vec::as_slice);
-    let mut chain = Vec::with_capacity(presets.len() + 2);
-    chain.push(Scope::Agent(agent.into()));
-    chain.extend(presets.iter().map(|p| Scope::Preset(p.clone())));
-    chain.push(Scope::Global);
-    chain
 }
 
 /// Removes exactly one registration when released (un-shadowing whatever it shadowed).
@@ -107,9 +131,7 @@ impl ReleaseHandle {
         let Ok(mut tables) = tables.write() else {
             return false;
         };
-        let Some(layer) = tables.layers.get_mut(&self.scope) else {
-            return false;
-        };
+        let layer = tables.layer_mut(&self.scope);
         if layer.get(&self.name).is_some_and(|r| r.id == self.id) {
             layer.remove(&self.name);
             true
@@ -148,7 +170,7 @@ impl Registry {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let id = tables.next_id;
         tables.next_id += 1;
-        let layer = tables.layers.entry(scope.clone()).or_default();
+        let layer = tables.layer_mut(&scope);
         if layer.contains_key(&name) {
             return Err(RegistryError::Duplicate { name, scope });
         }
@@ -172,9 +194,10 @@ impl Registry {
             .tables
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let presets = tables.memberships.entry(agent.into()).or_default();
-        if !presets.iter().any(|p| &**p == preset) {
-            presets.push(preset.into());
+        let joined = tables.presets_of(agent);
+        if !joined.iter().any(|p| &**p == preset) {
+            let presets: Arc<[Arc<str>]> = joined.iter().cloned().chain([preset.into()]).collect();
+            tables.memberships.insert(agent.into(), presets);
         }
     }
 
@@ -185,10 +208,10 @@ impl Registry {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         tables
-            .memberships
-            .get(agent)
-            .map(|p| p.iter().map(|s| s.to_string()).collect())
-            .unwrap_or_default()
+            .presets_of(agent)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     /// The agent's scope chain, innermost first.
@@ -197,7 +220,7 @@ impl Registry {
             .tables
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        chain_of(&tables, agent)
+        ScopeChain::new(agent, tables.presets_of(agent)).to_vec()
     }
 
     /// The runtime view of one tool for an agent.
@@ -211,34 +234,27 @@ impl Registry {
             .tables
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let chain = chain_of(&tables, agent);
-        let resolved = chain
-            .iter()
-            .find_map(|scope| tables.layers.get(scope)?.get(tool))
+        let resolved = tables
+            .chain_layers(agent)
+            .find_map(|layer| layer.get(tool))
             .map(|r| r.resolved.clone());
-        let presets = tables
-            .memberships
-            .get(agent)
-            .map(|p| p.iter().map(|s| s.to_string()).collect())
-            .unwrap_or_default();
         Lookup {
-            presets,
-            chain,
+            presets: tables.presets_of(agent),
             resolved,
         }
     }
 
     /// The runtime view: every tool an agent can run, with the scope it resolves to.
     pub fn runtime_view(&self, agent: &str) -> BTreeMap<String, Scope> {
-        let chain = self.scope_chain(agent);
         let tables = self
             .tables
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut view = BTreeMap::new();
-        for scope in chain.iter().rev() {
-            for (name, registration) in tables.layers.get(scope).into_iter().flatten() {
-                view.insert(name.clone(), registration.resolved.scope.clone());
+        for layer in tables.chain_layers(agent) {
+            for (name, registration) in layer {
+                view.entry(name.clone())
+                    .or_insert_with(|| registration.resolved.scope.clone());
             }
         }
         view
@@ -246,14 +262,13 @@ impl Registry {
 
     /// The model view: name, description and parameters of every tool the agent sees.
     pub fn model_view(&self, agent: &str) -> Vec<ModelTool> {
-        let chain = self.scope_chain(agent);
         let tables = self
             .tables
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut seen: BTreeMap<&str, ModelTool> = BTreeMap::new();
-        for scope in &chain {
-            for (name, registration) in tables.layers.get(scope).into_iter().flatten() {
+        for layer in tables.chain_layers(agent) {
+            for (name, registration) in layer {
                 seen.entry(name.as_str()).or_insert_with(|| {
                     let definition = &registration.resolved.definition;
                     ModelTool {

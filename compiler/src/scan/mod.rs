@@ -1,12 +1,18 @@
-//! Field scans: the literal and regex tests of one field, combined into one regex set per tool
-//! and rule kind, so that each field is scanned once per call however many rules test it, and
-//! only the rules whose test matched run.
+//! Field scans: the rule index both backends share. The literal, regex and path-prefix tests of
+//! one field are combined into one regex set per tool and rule kind, so that each field is
+//! scanned once per call however many rules test it, and only the rules whose test matched run.
 //!
 //! A rule whose condition starts with such a test (the test alone, or the leftmost operand of a
 //! chain of `and`) is guarded by it: when the scan says the test is false, the condition is
 //! false without running, because nothing before the test can fault and `and` stops at it. A
 //! field that does not hold a string (missing, or the wrong type) is never decided by a scan;
-//! its rules run, and fault as the interpreter says.
+//! its rules run, and fault as the interpreter says. A path-prefix test
+//! (`path(field).under("/dir")`) is scanned over the field's normalized path, and a membership
+//! test (`"admin" in agent.labels`) by looking each string of the list up in one hash map.
+
+mod frame;
+
+pub use frame::ScanFrame;
 
 use std::sync::Arc;
 
@@ -31,11 +37,32 @@ pub struct Guard {
     pub whole: bool,
 }
 
-/// One field of one tool's rules of one kind: every test on it as a pattern of one set.
+/// What a scan reads of its field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum View {
+    /// The string itself.
+    Text,
+    /// The string as a lexically normalized path, as `path(field)` makes it.
+    Path,
+    /// The strings of a list, each looked up among the literals the rules test it for.
+    Members,
+}
+
+/// How a scan finds which of its patterns a field matches.
+#[derive(Debug)]
+pub enum Matcher {
+    /// Regexes over a string.
+    Regexes(regex::RegexSet),
+    /// Literals, each a pattern, looked up for every string of a list.
+    Members(FxHashMap<String, usize>),
+}
+
+/// One field of one tool's rules of one kind: every test on it as a pattern of one matcher.
 #[derive(Debug)]
 pub struct Scan {
     pub slot: u32,
-    pub set: regex::RegexSet,
+    pub view: View,
+    pub matcher: Matcher,
     /// The rules each pattern guards, in set order.
     pub rules: Vec<Vec<u32>>,
     /// Every rule the scan guards, in set order: they all run when the field is no string.
@@ -61,8 +88,8 @@ pub struct Scans {
 }
 
 /// The tool a group's rules alone name (`None`: rules that name several, or globs), their kind,
-/// and the field.
-type Group = (Option<Arc<str>>, usize, u32);
+/// and the field and how it is read.
+type Group = (Option<Arc<str>>, usize, (u32, View));
 
 impl Scans {
     pub fn build(program: &Program) -> Scans {
@@ -75,8 +102,8 @@ impl Scans {
                 .condition
                 .filter(|_| rule.per_part.is_none())
                 .and_then(|condition| first_test(program, rule, condition));
-            wanted.push(test.map(|(slot, pattern, whole)| {
-                let key = (home_tool(rule), kind_index(rule.meta.kind), slot);
+            wanted.push(test.map(|(field, pattern, whole)| {
+                let key = (home_tool(rule), kind_index(rule.meta.kind), field);
                 let patterns = groups.entry(key.clone()).or_default();
                 let index = match patterns.iter().position(|(p, _)| *p == pattern) {
                     Some(index) => index,
@@ -98,19 +125,32 @@ impl Scans {
             if patterns.len() < 2 {
                 continue;
             }
-            let Ok(set) = RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
-                .size_limit(SET_SIZE_LIMIT)
-                .build()
-            else {
-                continue;
+            let matcher = match key.2.1 {
+                View::Members => Matcher::Members(
+                    patterns
+                        .iter()
+                        .enumerate()
+                        .map(|(index, (literal, _))| (literal.clone(), index))
+                        .collect(),
+                ),
+                View::Text | View::Path => {
+                    let Ok(set) = RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
+                        .size_limit(SET_SIZE_LIMIT)
+                        .build()
+                    else {
+                        continue;
+                    };
+                    Matcher::Regexes(set)
+                }
             };
             let rules: Vec<Vec<u32>> = patterns.into_iter().map(|(_, rules)| rules).collect();
             let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
             all_rules.sort_unstable();
             scan_of.insert(key.clone(), scans.len() as u32);
             scans.push(Scan {
-                slot: key.2,
-                set,
+                slot: key.2.0,
+                view: key.2.1,
+                matcher,
                 rules,
                 all_rules,
             });
@@ -199,9 +239,13 @@ fn home_tool(rule: &RuleIr) -> Option<Arc<str>> {
     }
 }
 
-/// The test a condition evaluates first, as `(slot, regex pattern, whether it is the whole
+/// The test a condition evaluates first, as `(field, regex pattern, whether it is the whole
 /// condition)`, when it is a scannable test of a string field.
-fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u32, String, bool)> {
+fn first_test(
+    program: &Program,
+    rule: &RuleIr,
+    condition: NodeId,
+) -> Option<((u32, View), String, bool)> {
     let mut node = rule.node(condition)?;
     let mut whole = true;
     while let Op::And(first, _) = &node.op {
@@ -215,22 +259,49 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u3
         let decl = program.slots.get(slot.0 as usize)?;
         matches!(decl.ty, Ty::Str | Ty::Path | Ty::Enum(_)).then_some(slot.0)
     };
-    let literal = |id: &NodeId| -> Option<String> {
+    let strings_fact = |id: &NodeId| -> Option<u32> {
+        let Op::Fact(slot) = &rule.node(*id)?.op else {
+            return None;
+        };
+        let decl = program.slots.get(slot.0 as usize)?;
+        matches!(&decl.ty, Ty::List(inner) if **inner == Ty::Str).then_some(slot.0)
+    };
+    let constant = |id: &NodeId| -> Option<&str> {
         match &rule.node(*id)?.op {
-            Op::Const(Const::Str(text)) => Some(regex::escape(text)),
+            Op::Const(Const::Str(text)) => Some(text),
             _ => None,
         }
     };
-    let (slot, pattern) = match &node.op {
+    let literal = |id: &NodeId| constant(id).map(regex::escape);
+    let (field, pattern) = match &node.op {
         Op::Matches(subject, regex) => (
-            string_fact(subject)?,
+            (string_fact(subject)?, View::Text),
             program.regexes.get(regex.0 as usize)?.as_str().to_string(),
         ),
+        Op::In(needle, list) => (
+            (strings_fact(list)?, View::Members),
+            constant(needle)?.to_string(),
+        ),
+        Op::Builtin(Builtin::Under, args) => {
+            let [subject, dir] = args.as_slice() else {
+                return None;
+            };
+            let Op::Builtin(Builtin::Path, path_args) = &rule.node(*subject)?.op else {
+                return None;
+            };
+            let [field] = path_args.as_slice() else {
+                return None;
+            };
+            (
+                (string_fact(field)?, View::Path),
+                under_pattern(constant(dir)?)?,
+            )
+        }
         Op::Builtin(builtin, args) => {
             let [subject, needle] = args.as_slice() else {
                 return None;
             };
-            let slot = string_fact(subject)?;
+            let slot = (string_fact(subject)?, View::Text);
             let needle = literal(needle)?;
             match builtin {
                 Builtin::StartsWith => (slot, format!("^(?:{needle})")),
@@ -241,5 +312,15 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<(u3
         }
         _ => return None,
     };
-    Some((slot, pattern, whole))
+    Some((field, pattern, whole))
+}
+
+/// The pattern that matches exactly the normalized paths `under(path, dir)` holds for, given a
+/// normalized `dir` (the checker normalizes the directory of `under`); `.` is left to the rule.
+fn under_pattern(dir: &str) -> Option<String> {
+    match dir {
+        "/" => Some("^/".to_string()),
+        "." => None,
+        _ => Some(format!("^{}(?:/|$)", regex::escape(dir))),
+    }
 }

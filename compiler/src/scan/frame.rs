@@ -1,0 +1,163 @@
+//! One call's scans: each field is scanned when a rule first needs it, at most once per call.
+
+use serde_json::Value as Json;
+
+use super::{Matcher, Scan, Scans, View};
+use crate::ast::RuleKind;
+use crate::interp::{Facts, Value, path};
+use crate::ir::{Program, RuleIr};
+
+/// What the scans found in one call's fields.
+pub struct ScanFrame<'s> {
+    scans: &'s Scans,
+    /// Each scan's matches, made when a rule first needs them.
+    found: Vec<Option<Scanned>>,
+}
+
+/// What one scan found in its field.
+#[derive(Clone, Debug)]
+enum Scanned {
+    Nothing,
+    /// The patterns that matched, ascending.
+    Found(Vec<usize>),
+}
+
+impl<'s> ScanFrame<'s> {
+    pub fn new(scans: &'s Scans) -> Self {
+        ScanFrame {
+            scans,
+            found: Vec::new(),
+        }
+    }
+
+    /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
+    /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
+    /// scanned test matched (all of a scan's rules when its field holds no string). `None`: no
+    /// scan serves this tool and kind; every applicable rule must run.
+    pub fn candidates(
+        &mut self,
+        program: &Program,
+        kind: RuleKind,
+        tool: &str,
+        facts: &Facts<'_>,
+    ) -> Option<Vec<u32>> {
+        let scans = self.scans;
+        let plan = scans.plan(tool, kind)?;
+        let mut chosen = plan.rest.clone();
+        chosen.extend(
+            program
+                .dispatch
+                .open(kind)
+                .iter()
+                .copied()
+                .filter(|&index| {
+                    program
+                        .rules
+                        .get(index as usize)
+                        .is_some_and(|rule| rule.applies_to(tool))
+                }),
+        );
+        for &id in &plan.scans {
+            let Some(scan) = scans.scans.get(id as usize) else {
+                continue;
+            };
+            match self.scanned(id, facts) {
+                None => chosen.extend(&scan.all_rules),
+                Some(Scanned::Nothing) => {}
+                Some(Scanned::Found(matches)) => {
+                    for &pattern in matches {
+                        chosen.extend(scan.rules.get(pattern).into_iter().flatten());
+                    }
+                }
+            }
+        }
+        chosen.sort_unstable();
+        chosen.dedup();
+        Some(chosen)
+    }
+
+    /// What the rule's guarding scan says of its condition: false when its first test failed,
+    /// true when that test is the whole condition and passed, and nothing otherwise.
+    pub fn decided(&mut self, rule: &RuleIr, facts: &Facts<'_>) -> Option<bool> {
+        let guard = self.scans.guard(rule.index)?;
+        let matched = match self.scanned(guard.scan, facts)? {
+            Scanned::Nothing => false,
+            Scanned::Found(matches) => matches.binary_search(&(guard.pattern as usize)).is_ok(),
+        };
+        match (matched, guard.whole) {
+            (false, _) => Some(false),
+            (true, true) => Some(true),
+            (true, false) => None,
+        }
+    }
+
+    /// What the scan found in its field; `None` when the field does not hold what the scan
+    /// reads (a string, or for a membership scan a list).
+    fn scanned(&mut self, id: u32, facts: &Facts<'_>) -> Option<&Scanned> {
+        let scan = self.scans.scans.get(id as usize)?;
+        let Some(Ok(value)) = facts.values.get(scan.slot as usize) else {
+            return None;
+        };
+        if !readable(scan.view, value) {
+            return None;
+        }
+        if self.found.is_empty() {
+            self.found = vec![None; self.scans.scans.len()];
+        }
+        let entry = self.found.get_mut(id as usize)?;
+        Some(entry.get_or_insert_with(|| scan_value(scan, value)))
+    }
+}
+
+/// Whether a scan with this view can read the value; when not, its rules run.
+fn readable(view: View, value: &Value<'_>) -> bool {
+    match view {
+        View::Text | View::Path => matches!(value, Value::Str(_)),
+        View::Members => matches!(value, Value::Strings(_) | Value::Json(Json::Array(_))),
+    }
+}
+
+fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
+    let found = match (&scan.matcher, value) {
+        (Matcher::Regexes(set), Value::Str(text)) => {
+            let normalized;
+            let text = match scan.view {
+                View::Path => {
+                    normalized = path::normalize(text, None);
+                    normalized.as_str()
+                }
+                View::Text | View::Members => text,
+            };
+            // Most calls match nothing: a plain match stops early and settles that.
+            if !set.is_match(text) {
+                return Scanned::Nothing;
+            }
+            set.matches(text).into_iter().collect()
+        }
+        (Matcher::Members(literals), Value::Strings(items)) => {
+            members(literals, items.iter().map(String::as_str))
+        }
+        (Matcher::Members(literals), Value::Json(Json::Array(items))) => {
+            members(literals, items.iter().filter_map(Json::as_str))
+        }
+        _ => Vec::new(),
+    };
+    if found.is_empty() {
+        Scanned::Nothing
+    } else {
+        Scanned::Found(found)
+    }
+}
+
+/// The patterns (literals) that some string of the list equals, ascending.
+fn members<'v>(
+    literals: &rustc_hash::FxHashMap<String, usize>,
+    items: impl Iterator<Item = &'v str>,
+) -> Vec<usize> {
+    let mut found: Vec<usize> = items
+        .filter_map(|item| literals.get(item).copied())
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
+}
