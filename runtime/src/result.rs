@@ -130,9 +130,14 @@ impl NormalizedResult {
 }
 
 /// The final, frozen result of a call: what the agent loop records and observers read. It has
-/// no mutating methods and its fields are private.
+/// no mutating methods and its fields are private. It is one pointer wide, since it passes back
+/// through every layer of the pipeline and the host's own.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FinalResult {
+#[serde(transparent)]
+pub struct FinalResult(Box<Frozen>);
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+struct Frozen {
     call_id: crate::CallId,
     tool: std::sync::Arc<str>,
     result: NormalizedResult,
@@ -148,60 +153,60 @@ impl FinalResult {
         decision: crate::pipeline::DecisionRecord,
         timings: crate::pipeline::Timings,
     ) -> Self {
-        FinalResult {
+        FinalResult(Box::new(Frozen {
             call_id,
             tool,
             result,
             decision,
             timings,
-        }
+        }))
     }
 
     pub fn call_id(&self) -> &crate::CallId {
-        &self.call_id
+        &self.0.call_id
     }
 
     pub fn tool(&self) -> &str {
-        &self.tool
+        &self.0.tool
     }
 
     pub fn status(&self) -> Status {
-        self.result.status
+        self.0.result.status
     }
 
     pub fn kind(&self) -> &ResultKind {
-        &self.result.kind
+        &self.0.result.kind
     }
 
     pub fn content(&self) -> &str {
-        &self.result.content
+        &self.0.result.content
     }
 
     pub fn value(&self) -> &Value {
-        &self.result.value
+        &self.0.result.value
     }
 
     pub fn error(&self) -> Option<&str> {
-        self.result.error.as_deref()
+        self.0.result.error.as_deref()
     }
 
     pub fn context(&self) -> &[String] {
-        &self.result.context
+        &self.0.result.context
     }
 
     pub fn context_change(&self) -> Option<&Value> {
-        self.result.context_change.as_ref()
+        self.0.result.context_change.as_ref()
     }
 
     pub fn decision(&self) -> &crate::pipeline::DecisionRecord {
-        &self.decision
+        &self.0.decision
     }
 
     pub fn timings(&self) -> &crate::pipeline::Timings {
-        &self.timings
+        &self.0.timings
     }
 
     pub fn result(&self) -> &NormalizedResult {
-        &self.result
+        &self.0.result
     }
 }

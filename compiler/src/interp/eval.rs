@@ -74,9 +74,23 @@ impl<'a> Roots<'a> {
             }
         };
         for part in &slot.path {
-            json = json.get(&**part)?;
+            json = member(json, part)?;
         }
         Some(Value::from_json(json))
+    }
+}
+
+/// A member of a JSON object. A call's objects are small, and comparing a few keys costs less
+/// than hashing one.
+fn member<'j>(json: &'j Json, key: &str) -> Option<&'j Json> {
+    const SCANNED: usize = 8;
+    let Json::Object(map) = json else {
+        return None;
+    };
+    if map.len() <= SCANNED {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
     }
 }
 

@@ -550,7 +550,7 @@ impl<'p> Evaluator<'p> {
 /// The rules a stage runs: every applicable one, or those the scans chose.
 enum Narrowed<'p, I> {
     All(I),
-    Chosen(&'p Program, std::vec::IntoIter<u32>),
+    Chosen(&'p Program, smallvec::IntoIter<[u32; 16]>),
 }
 
 impl<'p, I: Iterator<Item = &'p RuleIr>> Iterator for Narrowed<'p, I> {

@@ -50,8 +50,11 @@ fn scalar(value: &Value<'_>) -> Option<Cell> {
     Some(Cell { tag, bits })
 }
 
+/// One call's fact cells; most policies read few fields, which then need no allocation.
+pub type Cells = smallvec::SmallVec<[Cell; 8]>;
+
 /// The call's facts as cells: scalars inline, the rest by slot, faults as faults.
-pub fn fact_cells(facts: &Facts<'_>) -> Vec<Cell> {
+pub fn fact_cells(facts: &Facts<'_>) -> Cells {
     facts
         .values
         .iter()

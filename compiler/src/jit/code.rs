@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cranelift_jit::JITModule;
 
-use super::cell::{Cell, Frame, fact_cells};
+use super::cell::{Cell, Cells, Frame, fact_cells};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
 use crate::interp::Facts;
@@ -144,7 +144,7 @@ impl NativeCode {
 pub struct NativeFrame<'a> {
     code: &'a NativeCode,
     program: &'a Program,
-    cells: Vec<Cell>,
+    cells: Cells,
 }
 
 impl NativeFrame<'_> {

@@ -1,17 +1,21 @@
 //! One call's scans: each field is scanned when a rule first needs it, at most once per call.
 
 use serde_json::Value as Json;
+use smallvec::SmallVec;
 
 use super::{Matcher, Scan, Scans, View};
 use crate::ast::RuleKind;
 use crate::interp::{Facts, Value, path};
 use crate::ir::{Program, RuleIr};
 
+/// The rules a stage runs, by index, when the scans chose them.
+pub type Chosen = SmallVec<[u32; 16]>;
+
 /// What the scans found in one call's fields.
 pub struct ScanFrame<'s> {
     scans: &'s Scans,
     /// Each scan's matches, made when a rule first needs them.
-    found: Vec<Option<Scanned>>,
+    found: SmallVec<[Option<Scanned>; 4]>,
 }
 
 /// What one scan found in its field.
@@ -26,7 +30,7 @@ impl<'s> ScanFrame<'s> {
     pub fn new(scans: &'s Scans) -> Self {
         ScanFrame {
             scans,
-            found: Vec::new(),
+            found: SmallVec::new(),
         }
     }
 
@@ -40,10 +44,10 @@ impl<'s> ScanFrame<'s> {
         kind: RuleKind,
         tool: &str,
         facts: &Facts<'_>,
-    ) -> Option<Vec<u32>> {
+    ) -> Option<Chosen> {
         let scans = self.scans;
         let plan = scans.plan(tool, kind)?;
-        let mut chosen = plan.rest.clone();
+        let mut chosen = Chosen::from_slice(&plan.rest);
         chosen.extend(
             program
                 .dispatch
@@ -62,11 +66,11 @@ impl<'s> ScanFrame<'s> {
                 continue;
             };
             match self.scanned(id, facts) {
-                None => chosen.extend(&scan.all_rules),
+                None => chosen.extend_from_slice(&scan.all_rules),
                 Some(Scanned::Nothing) => {}
                 Some(Scanned::Found(matches)) => {
                     for &pattern in matches {
-                        chosen.extend(scan.rules.get(pattern).into_iter().flatten());
+                        chosen.extend(scan.rules.get(pattern).into_iter().flatten().copied());
                     }
                 }
             }
@@ -102,7 +106,7 @@ impl<'s> ScanFrame<'s> {
             return None;
         }
         if self.found.is_empty() {
-            self.found = vec![None; self.scans.scans.len()];
+            self.found = smallvec::smallvec![None; self.scans.scans.len()];
         }
         let entry = self.found.get_mut(id as usize)?;
         Some(entry.get_or_insert_with(|| scan_value(scan, value)))

@@ -12,7 +12,7 @@
 
 mod frame;
 
-pub use frame::ScanFrame;
+pub use frame::{Chosen, ScanFrame};
 
 use std::sync::Arc;
 
