@@ -14,7 +14,7 @@ use tracing::Instrument;
 use crate::approval::{ApprovalRecord, ApprovalService, denial_reason};
 use crate::call::ToolCall;
 use crate::events::{Event, EventSink};
-use crate::execute::{ExecContext, Execution, Middleware, Next};
+use crate::execute::{ExecContext, Execution, Middleware, Next, run_tool};
 use crate::gate::{Gate, Veto};
 use crate::journal::{Entry, Journal};
 use crate::observe::Observer;
@@ -538,14 +538,20 @@ impl Runtime {
             rest: &self.middleware,
             original: cancel,
             grace: self.grace,
-            wrapped: false,
         };
-        let execution = next
-            .run(ExecContext {
+        let span = tracing::info_span!("execute");
+        let execution = if self.middleware.is_empty() {
+            // Nothing wraps the tool: it runs without the chain's boxed future.
+            run_tool(&resolved.definition, call, cancel, None, self.grace)
+                .instrument(span)
+                .await
+        } else {
+            next.run(ExecContext {
                 cancel: cancel.clone(),
             })
-            .instrument(tracing::info_span!("execute"))
-            .await;
+            .instrument(span)
+            .await
+        };
         let started_and_failed = matches!(
             execution,
             Execution::Failed(_)

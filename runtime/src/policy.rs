@@ -17,6 +17,7 @@ use sluice_compiler::executable::Executable;
 use sluice_compiler::interp::{CallRef, Evaluator};
 use sluice_compiler::jit::Backend;
 use sluice_compiler::load::discover;
+use smallvec::SmallVec;
 
 use crate::gate::{Gate, Veto};
 use crate::postcheck::{PostAction, PostCheck, PostVerdict};
@@ -118,11 +119,14 @@ impl PolicyHandle {
     }
 }
 
-/// Every loaded set as it was when a call started.
+/// Every loaded set as it was when a call started (a host loads a few: they fit inline).
 #[derive(Default)]
 pub struct Snapshot {
-    policies: Vec<Arc<LoadedPolicy>>,
+    policies: SmallVec<[Arc<LoadedPolicy>; 2]>,
 }
+
+/// Per loaded set, the vetoes its pre-check link found ahead of the gate stage.
+pub(crate) type UnaskedGates = SmallVec<[OnceLock<Vec<sluice_compiler::decision::Veto>>; 2]>;
 
 impl Snapshot {
     pub(crate) fn take(slots: &[Arc<ArcSwap<LoadedPolicy>>]) -> Snapshot {
@@ -136,7 +140,7 @@ impl Snapshot {
     }
 
     /// Per set, a place for the vetoes its pre-check link finds ahead of the gate stage.
-    pub(crate) fn unasked_gates(&self) -> Vec<OnceLock<Vec<sluice_compiler::decision::Veto>>> {
+    pub(crate) fn unasked_gates(&self) -> UnaskedGates {
         self.policies.iter().map(|_| OnceLock::new()).collect()
     }
 }

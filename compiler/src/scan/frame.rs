@@ -14,8 +14,9 @@ pub type Chosen = SmallVec<[u32; 16]>;
 /// What the scans found in one call's fields.
 pub struct ScanFrame<'s> {
     scans: &'s Scans,
-    /// Each scan's matches, made when a rule first needs them.
-    found: SmallVec<[Option<Scanned>; 4]>,
+    /// The matches of each scan a rule needed so far, by scan: a call reads only its tool's
+    /// few scans, so they are found by comparing ids.
+    found: SmallVec<[(u32, Scanned); 4]>,
 }
 
 /// What one scan found in its field.
@@ -105,11 +106,14 @@ impl<'s> ScanFrame<'s> {
         if !readable(scan.view, value) {
             return None;
         }
-        if self.found.is_empty() {
-            self.found = smallvec::smallvec![None; self.scans.scans.len()];
-        }
-        let entry = self.found.get_mut(id as usize)?;
-        Some(entry.get_or_insert_with(|| scan_value(scan, value)))
+        let position = match self.found.iter().position(|(scanned, _)| *scanned == id) {
+            Some(position) => position,
+            None => {
+                self.found.push((id, scan_value(scan, value)));
+                self.found.len() - 1
+            }
+        };
+        self.found.get(position).map(|(_, scanned)| scanned)
     }
 }
 

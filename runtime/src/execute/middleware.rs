@@ -37,26 +37,23 @@ pub struct Next<'a> {
     pub(crate) rest: &'a [Arc<dyn Middleware>],
     pub(crate) original: &'a CancellationToken,
     pub(crate) grace: Duration,
-    /// Whether middleware ran before: only then may the signal differ from the caller's.
-    pub(crate) wrapped: bool,
 }
 
 impl<'a> Next<'a> {
     pub fn run(self, exec: ExecContext) -> BoxFuture<'a, Execution> {
         match self.rest.split_first() {
-            Some((first, rest)) => first.around(
-                self.call,
-                self.tool,
-                exec,
-                Next {
-                    rest,
-                    wrapped: true,
-                    ..self
-                },
-            ),
+            Some((first, rest)) => first.around(self.call, self.tool, exec, Next { rest, ..self }),
+            // Middleware ran (the pipeline runs an unwrapped tool itself): the signal it
+            // installed is fused with the caller's.
             None => Box::pin(async move {
-                let original = self.wrapped.then_some(self.original);
-                run_tool(self.tool, self.call, &exec.cancel, original, self.grace).await
+                run_tool(
+                    self.tool,
+                    self.call,
+                    &exec.cancel,
+                    Some(self.original),
+                    self.grace,
+                )
+                .await
             }),
         }
     }
