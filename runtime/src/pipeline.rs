@@ -532,13 +532,6 @@ impl Runtime {
         }
 
         record.allowed = true;
-        let next = Next {
-            call,
-            tool: &resolved.definition,
-            rest: &self.middleware,
-            original: cancel,
-            grace: self.grace,
-        };
         let span = tracing::info_span!("execute");
         let execution = if self.middleware.is_empty() {
             // Nothing wraps the tool: it runs without the chain's boxed future.
@@ -546,6 +539,13 @@ impl Runtime {
                 .instrument(span)
                 .await
         } else {
+            let next = Next {
+                call,
+                tool: &resolved.definition,
+                rest: &self.middleware,
+                original: cancel,
+                grace: self.grace,
+            };
             next.run(ExecContext {
                 cancel: cancel.clone(),
             })

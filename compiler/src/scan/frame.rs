@@ -20,7 +20,7 @@ pub struct ScanFrame<'s> {
 }
 
 /// What one scan found in its field.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Scanned {
     Nothing,
     /// The patterns that matched, ascending.
@@ -37,8 +37,8 @@ impl<'s> ScanFrame<'s> {
 
     /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
     /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
-    /// scanned test matched (all of a scan's rules when its field holds no string). `None`: no
-    /// scan serves this tool and kind; every applicable rule must run.
+    /// scanned test matched (all of a scan's rules when its field holds nothing the scan reads).
+    /// `None`: no scan serves this tool and kind; every applicable rule must run.
     pub fn candidates(
         &mut self,
         program: &Program,
