@@ -146,6 +146,11 @@ fn compile_emits_ir_clif_and_stats() {
         "{text}"
     );
     assert!(text.contains("native       5 of 5 conditions"), "{text}");
+    // `"readonly" in agent.labels` is the gate's whole condition: its membership scan decides it.
+    assert!(
+        text.contains("field scans  1 (ruling out 1 rules without running them, deciding 1 alone)"),
+        "{text}"
+    );
     assert!(text.contains("ms JIT"), "{text}");
 
     let ir = stdout(&sluice(&["compile", "--emit", "ir", TOUR], None));
@@ -153,8 +158,9 @@ fn compile_emits_ir_clif_and_stats() {
     assert!(ir.contains("matches re0"), "{ir}");
 
     let clif = stdout(&sluice(&["compile", "--emit", "clif", TOUR], None));
-    assert_eq!(clif.matches("\nfunction ").count(), 5, "{clif}");
-    assert!(clif.contains("; rule `readonly_agents`"), "{clif}");
+    assert_eq!(clif.matches("\nfunction ").count(), 4, "{clif}");
+    assert!(clif.contains("; rule `ask_outside_workspace`"), "{clif}");
+    assert!(!clif.contains("; rule `readonly_agents`"), "{clif}");
 
     let broken = temp_dir("compile-broken").join("p.sluice");
     std::fs::write(&broken, "precheck x on nope => allow\n").expect("write");

@@ -458,20 +458,24 @@ proptest! {
 }
 
 /// Rules that each start with a membership test of a list of strings: their scan looks every
-/// string of the list up among the rules' literals.
+/// string of the list up among the rules' literals. Rules name one tool, several, a glob or
+/// every tool (`*`), and calls go to named, glob-matched and unnamed tools: a scan of `*` rules
+/// serves every tool's plan, and a scan of one literal is built too.
 fn membership_policy() -> BoxedStrategy<String> {
     let test = (
         prop_oneof![Just("admin"), Just("a"), Just("/w/x"), Just("b"), Just("")],
         prop_oneof![Just("agent.labels"), Just("args.tags")],
         any::<bool>(),
         any::<bool>(),
+        prop_oneof![Just("t"), Just("*"), Just("t, u"), Just("t*"), Just("u")],
     );
-    prop::collection::vec(test, 2..7)
+    prop::collection::vec(test, 1..7)
         .prop_map(|rules| {
             let mut policy = DECLARATIONS.to_string();
-            for (i, (literal, list, more, gate)) in rules.iter().enumerate() {
+            policy.push_str("tool u { tags: list<string>, n: int }\n");
+            for (i, (literal, list, more, gate, tools)) in rules.iter().enumerate() {
                 let rest = if *more { " and args.n > 0" } else { "" };
-                let head = format!("on t when \"{literal}\" in {list}{rest}");
+                let head = format!("on {tools} when \"{literal}\" in {list}{rest}");
                 policy.push_str(&if *gate {
                     format!("gate member_{i} {head} => \"{i}\"\n")
                 } else {
@@ -496,13 +500,14 @@ fn membership_call() -> BoxedStrategy<Call> {
         Just(json!("admin")),
         Just(Json::Null),
     ];
-    (strings(), tags, prop::option::of(Just(1)))
-        .prop_map(|(labels, tags, n)| {
+    let tool = prop_oneof![Just("t"), Just("u"), Just("tx"), Just("v")];
+    (strings(), tags, prop::option::of(Just(1)), tool)
+        .prop_map(|(labels, tags, n, tool)| {
             let mut args = json!({ "tags": tags });
             if let Some(n) = n {
                 args["n"] = json!(n);
             }
-            let mut call = Call::new("t", args);
+            let mut call = Call::new(tool, args);
             call.agent.labels = labels.into_iter().map(String::from).collect();
             call
         })

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 use crate::call::Status;
 use crate::ir::RuleMeta;
@@ -135,7 +136,7 @@ pub struct PostcheckOutcome {
 /// Everything one policy set says about one call: the `sluice eval` output.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Outcome {
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The pre-check decision, or `deny` when a gate vetoed.
     pub decision: Decision,
     pub reason: Option<String>,

@@ -24,7 +24,7 @@ use crate::decision::{
     AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
     PostcheckStep, PrecheckOutcome, Veto,
 };
-use crate::ir::{EffectIr, Program, RuleIr};
+use crate::ir::{EffectIr, Program, RuleIr, ToolRef};
 use crate::jit::{NativeCode, NativeFrame};
 use crate::scan::{ScanFrame, Scans};
 
@@ -148,7 +148,7 @@ impl<'p> Evaluator<'p> {
     pub fn evaluate(&self, call: &Call) -> Outcome {
         let mut errors = Vec::new();
         let view = CallRef::from(call);
-        let mut reading = Reading::new(view);
+        let mut reading = self.reading(view);
         let precheck = self.precheck_in(&mut reading, &mut errors);
         let gates = self.gates_in(&mut reading, &mut errors);
         let concurrent = self.concurrency_in(&mut reading);
@@ -156,26 +156,29 @@ impl<'p> Evaluator<'p> {
             .result
             .as_ref()
             .map(|result| self.postcheck_with(view, result, &mut errors));
+        let PrecheckOutcome {
+            decision: prechecked,
+            rule: deciding,
+            reason: said,
+            matched,
+            parts,
+        } = precheck;
         let (decision, reason, rule) = match gates.first() {
             Some(veto) => (
                 Decision::Deny,
                 Some(veto.reason.clone()),
                 Some(veto.rule.clone()),
             ),
-            None => (
-                precheck.decision,
-                precheck.reason.clone(),
-                precheck.rule.clone(),
-            ),
+            None => (prechecked, said, deciding),
         };
         Outcome {
-            tool: call.tool.clone(),
+            tool: self.program.dispatch.name(reading.tool),
             decision,
             reason,
             rule,
-            precheck: precheck.decision,
-            matched: precheck.matched,
-            parts: precheck.parts,
+            precheck: prechecked,
+            matched,
+            parts,
             gates,
             concurrent,
             errors,
@@ -184,17 +187,17 @@ impl<'p> Evaluator<'p> {
     }
 
     pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
-        self.precheck_in(&mut Reading::new(call.into()), &mut Vec::new())
+        self.precheck_in(&mut self.reading(call.into()), &mut Vec::new())
     }
 
     /// Whether a `concurrency` rule marks the call safe to run alongside its neighbours. A rule
     /// whose evaluation fails does not: failing closed here means running alone.
     pub fn concurrency_safe<'a>(&self, call: impl Into<CallRef<'a>>) -> bool {
-        self.concurrency_in(&mut Reading::new(call.into()))
+        self.concurrency_in(&mut self.reading(call.into()))
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
-        self.gates_in(&mut Reading::new(call.into()), &mut Vec::new())
+        self.gates_in(&mut self.reading(call.into()), &mut Vec::new())
     }
 
     /// The pre-checks' outcome and, unless they deny, every gate's veto, from one reading of
@@ -204,7 +207,7 @@ impl<'p> Evaluator<'p> {
         &self,
         call: impl Into<CallRef<'a>>,
     ) -> (PrecheckOutcome, Option<Vec<Veto>>) {
-        let mut reading = Reading::new(call.into());
+        let mut reading = self.reading(call.into());
         let precheck = self.precheck_in(&mut reading, &mut Vec::new());
         let gates = (precheck.decision != Decision::Deny)
             .then(|| self.gates_in(&mut reading, &mut Vec::new()));
@@ -225,14 +228,43 @@ impl<'p> Evaluator<'p> {
         applicable: I,
         (facts, scan): (&Facts<'_>, &mut Option<ScanFrame<'_>>),
         kind: RuleKind,
-        tool: &str,
+        tool: ToolRef<'_>,
     ) -> Narrowed<'p, I> {
         match scan
             .as_mut()
-            .and_then(|frame| frame.candidates(self.program, kind, tool, facts))
+            .and_then(|frame| frame.candidates(kind, tool, facts))
         {
             Some(chosen) => Narrowed::Chosen(self.program, chosen.into_iter()),
             None => Narrowed::All(applicable),
+        }
+    }
+
+    /// A stage's rules for the call, narrowed by the scans, and the call's facts: `None` when
+    /// no rule of `kind` applies, so a stage without rules never reads the facts.
+    fn stage<'r, 'a>(
+        &self,
+        reading: &'r mut Reading<'a>,
+        kind: RuleKind,
+    ) -> Option<(
+        Narrowed<'p, impl Iterator<Item = &'p RuleIr> + use<'p, 'a>>,
+        &'r mut ReadFacts<'a>,
+    )>
+    where
+        'p: 'a,
+    {
+        let tool = reading.tool;
+        let mut rules = self.applicable(kind, tool).peekable();
+        rules.peek()?;
+        let read = self.facts(reading);
+        let rules = self.narrowed(rules, (&read.facts, &mut read.scan), kind, tool);
+        Some((rules, read))
+    }
+
+    fn reading<'a>(&self, call: CallRef<'a>) -> Reading<'a> {
+        Reading {
+            call,
+            tool: self.program.dispatch.resolve(call.tool),
+            facts: None,
         }
     }
 
@@ -258,19 +290,14 @@ impl<'p> Evaluator<'p> {
     where
         'p: 'a,
     {
-        let mut rules = self
-            .applicable(RuleKind::Concurrency, reading.call.tool)
-            .peekable();
-        if rules.peek().is_none() {
+        let Some((mut rules, read)) = self.stage(reading, RuleKind::Concurrency) else {
             return false;
-        }
-        let tool = reading.call.tool;
+        };
         let ReadFacts {
             facts,
             scan,
             native,
-        } = self.facts(reading);
-        let mut rules = self.narrowed(rules, (&*facts, scan), RuleKind::Concurrency, tool);
+        } = read;
         rules.any(|rule| {
             self.holds(rule, facts, (scan.as_mut(), native.as_mut()))
                 .unwrap_or(false)
@@ -285,19 +312,14 @@ impl<'p> Evaluator<'p> {
     where
         'p: 'a,
     {
-        let mut rules = self
-            .applicable(RuleKind::Precheck, reading.call.tool)
-            .peekable();
-        if rules.peek().is_none() {
+        let Some((rules, read)) = self.stage(reading, RuleKind::Precheck) else {
             return decide(Vec::new());
-        }
-        let tool = reading.call.tool;
+        };
         let ReadFacts {
             facts,
             scan,
             native,
-        } = self.facts(reading);
-        let rules = self.narrowed(rules, (&*facts, scan), RuleKind::Precheck, tool);
+        } = read;
         let mut matched = Vec::new();
         let mut judged = Vec::new();
         for rule in rules {
@@ -367,19 +389,14 @@ impl<'p> Evaluator<'p> {
     where
         'p: 'a,
     {
-        let mut rules = self
-            .applicable(RuleKind::Gate, reading.call.tool)
-            .peekable();
-        if rules.peek().is_none() {
+        let Some((rules, read)) = self.stage(reading, RuleKind::Gate) else {
             return Vec::new();
-        }
-        let tool = reading.call.tool;
+        };
         let ReadFacts {
             facts,
             scan,
             native,
-        } = self.facts(reading);
-        let rules = self.narrowed(rules, (&*facts, scan), RuleKind::Gate, tool);
+        } = read;
         let mut vetoes = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
@@ -434,7 +451,10 @@ impl<'p> Evaluator<'p> {
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let rules = self.applicable(RuleKind::Postcheck, call.tool);
+        let rules = self.applicable(
+            RuleKind::Postcheck,
+            self.program.dispatch.resolve(call.tool),
+        );
         for rule in rules {
             let result_json = current.to_json();
             let roots = self.roots(call, Some(&result_json));
@@ -526,13 +546,15 @@ impl<'p> Evaluator<'p> {
     /// Whether any rule of `kind` applies to `tool`: when none does, the stage has nothing to
     /// evaluate and its caller need not prepare anything for it.
     pub fn has_rules(&self, kind: RuleKind, tool: &str) -> bool {
-        self.applicable(kind, tool).next().is_some()
+        self.applicable(kind, self.program.dispatch.resolve(tool))
+            .next()
+            .is_some()
     }
 
     fn applicable<'t>(
         &self,
         kind: RuleKind,
-        tool: &'t str,
+        tool: ToolRef<'t>,
     ) -> impl Iterator<Item = &'p RuleIr> + use<'p, 't> {
         self.program.rules_for(kind, tool)
     }
@@ -566,16 +588,12 @@ impl<'p, I: Iterator<Item = &'p RuleIr>> Iterator for Narrowed<'p, I> {
     }
 }
 
-/// One call as the stages without a result see it; its facts are read at most once.
+/// One call as the stages without a result see it; its tool is looked up once and its facts
+/// are read at most once.
 struct Reading<'a> {
     call: CallRef<'a>,
+    tool: ToolRef<'a>,
     facts: Option<ReadFacts<'a>>,
-}
-
-impl<'a> Reading<'a> {
-    fn new(call: CallRef<'a>) -> Self {
-        Reading { call, facts: None }
-    }
 }
 
 struct ReadFacts<'a> {

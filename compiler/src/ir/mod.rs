@@ -178,10 +178,23 @@ pub struct Program {
 /// Which rules apply to which tool, per rule kind, so rules for other tools cost nothing.
 #[derive(Clone, Debug, Default)]
 pub struct Dispatch {
-    /// Rules that name the tool exactly, in set order.
-    by_tool: FxHashMap<Arc<str>, [Vec<u32>; 4]>,
+    /// Each tool some rule names exactly, by its index in `exact`.
+    by_tool: FxHashMap<Arc<str>, u32>,
+    /// Per named tool, per kind: the rules that name it exactly, in set order.
+    exact: Vec<[Vec<u32>; 4]>,
+    /// Each named tool's name, by index: outcomes name their tool without copying it.
+    names: Vec<Arc<str>>,
     /// Rules with a glob or `*`, in set order; their globs are matched per call.
     open: [Vec<u32>; 4],
+}
+
+/// A call's tool, looked up once among the tools rules name so that each stage finds its rules
+/// by index.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolRef<'t> {
+    pub name: &'t str,
+    /// The tool's index among those rules name exactly; `None` when no rule names it.
+    pub named: Option<u32>,
 }
 
 pub fn kind_index(kind: RuleKind) -> usize {
@@ -205,11 +218,16 @@ impl Dispatch {
                 list.push(index);
             }
             for name in &rule.tools.names {
+                let next = dispatch.exact.len() as u32;
+                let named = *dispatch.by_tool.entry(name.as_str().into()).or_insert(next);
+                if named == next {
+                    dispatch.exact.push(Default::default());
+                    dispatch.names.push(name.as_str().into());
+                }
                 if let Some(list) = dispatch
-                    .by_tool
-                    .entry(name.as_str().into())
-                    .or_default()
-                    .get_mut(kind)
+                    .exact
+                    .get_mut(named as usize)
+                    .and_then(|lists| lists.get_mut(kind))
                 {
                     list.push(index);
                 }
@@ -218,10 +236,26 @@ impl Dispatch {
         dispatch
     }
 
+    /// The tool as the stages look it up.
+    pub fn resolve<'t>(&self, tool: &'t str) -> ToolRef<'t> {
+        ToolRef {
+            name: tool,
+            named: self.by_tool.get(tool).copied(),
+        }
+    }
+
+    /// The tool's name, shared when a rule names the tool.
+    pub fn name(&self, tool: ToolRef<'_>) -> Arc<str> {
+        match tool.named.and_then(|named| self.names.get(named as usize)) {
+            Some(name) => name.clone(),
+            None => tool.name.into(),
+        }
+    }
+
     /// The rules of a kind that name `tool` exactly, in set order.
-    pub fn exact(&self, tool: &str, kind: RuleKind) -> &[u32] {
-        self.by_tool
-            .get(tool)
+    pub fn exact(&self, tool: ToolRef<'_>, kind: RuleKind) -> &[u32] {
+        tool.named
+            .and_then(|named| self.exact.get(named as usize))
             .and_then(|lists| lists.get(kind_index(kind)))
             .map_or(&[], Vec::as_slice)
     }
@@ -231,9 +265,17 @@ impl Dispatch {
         self.open.get(kind_index(kind)).map_or(&[], Vec::as_slice)
     }
 
-    /// Every tool some rule names exactly.
-    pub fn tools(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.by_tool.keys()
+    /// Every tool some rule names exactly, resolved.
+    pub fn tools(&self) -> impl Iterator<Item = ToolRef<'_>> {
+        self.by_tool.iter().map(|(name, &named)| ToolRef {
+            name,
+            named: Some(named),
+        })
+    }
+
+    /// How many tools rules name exactly: every resolved index is below it.
+    pub fn named_tools(&self) -> usize {
+        self.exact.len()
     }
 }
 
@@ -246,14 +288,14 @@ impl Program {
     pub fn rules_for<'s, 't>(
         &'s self,
         kind: RuleKind,
-        tool: &'t str,
+        tool: ToolRef<'t>,
     ) -> impl Iterator<Item = &'s RuleIr> + use<'s, 't> {
         let exact = self.dispatch.exact(tool, kind);
         let open = self.dispatch.open(kind);
         // A rule from the exact list names the tool; only glob rules need matching.
         MergeSorted { a: exact, b: open }
             .filter_map(|(index, named)| Some((self.rules.get(index as usize)?, named)))
-            .filter(move |(rule, named)| *named || rule.applies_to(tool))
+            .filter(move |(rule, named)| *named || rule.applies_to(tool.name))
             .map(|(rule, _)| rule)
     }
 }
@@ -308,13 +350,16 @@ mod tests {
         let program = compiled.program.expect("compiles");
         let names = |tool| {
             program
-                .rules_for(RuleKind::Gate, tool)
+                .rules_for(RuleKind::Gate, program.dispatch.resolve(tool))
                 .map(|r| r.meta.name.to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(names("a"), ["g1", "g2", "g4", "g5"]);
         assert_eq!(names("b"), ["g2", "g3"]);
         assert_eq!(names("zz"), ["g2"]);
-        assert!(program.rules_for(RuleKind::Precheck, "a").next().is_none());
+        let a = program.dispatch.resolve("a");
+        assert!(program.rules_for(RuleKind::Precheck, a).next().is_none());
+        assert_eq!(&*program.dispatch.name(a), "a");
+        assert_eq!(program.dispatch.resolve("zz").named, None);
     }
 }

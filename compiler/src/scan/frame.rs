@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use super::{Matcher, Scan, Scans, View};
 use crate::ast::RuleKind;
 use crate::interp::{Facts, Value, path};
-use crate::ir::{Program, RuleIr};
+use crate::ir::{RuleIr, ToolRef};
 
 /// The rules a stage runs, by index, when the scans chose them.
 pub type Chosen = SmallVec<[u32; 16]>;
@@ -36,32 +36,18 @@ impl<'s> ScanFrame<'s> {
     }
 
     /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
-    /// tell: the rules no scan answers for, glob rules that match the tool, and the rules whose
-    /// scanned test matched (all of a scan's rules when its field holds nothing the scan reads).
+    /// tell: the rules no scan answers for (open rules matching the tool among them), and the
+    /// rules whose scanned test matched (all of a scan's rules when its field holds nothing the scan reads).
     /// `None`: no scan serves this tool and kind; every applicable rule must run.
     pub fn candidates(
         &mut self,
-        program: &Program,
         kind: RuleKind,
-        tool: &str,
+        tool: ToolRef<'_>,
         facts: &Facts<'_>,
     ) -> Option<Chosen> {
         let scans = self.scans;
         let plan = scans.plan(tool, kind)?;
         let mut chosen = Chosen::from_slice(&plan.rest);
-        chosen.extend(
-            program
-                .dispatch
-                .open(kind)
-                .iter()
-                .copied()
-                .filter(|&index| {
-                    program
-                        .rules
-                        .get(index as usize)
-                        .is_some_and(|rule| rule.applies_to(tool))
-                }),
-        );
         for &id in &plan.scans {
             let Some(scan) = scans.scans.get(id as usize) else {
                 continue;

@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use crate::ast::RuleKind;
 use crate::check::{Builtin, Const, Ty};
-use crate::ir::{NodeId, Op, Program, RuleIr, kind_index};
+use crate::ir::{NodeId, Op, Program, RuleIr, ToolRef, kind_index};
 
 /// Regex sets are built with this size limit; a set that would exceed it is not built, and its
 /// rules simply run unguarded.
@@ -83,13 +83,23 @@ pub struct Scans {
     pub scans: Vec<Scan>,
     /// Per rule, by index in the program.
     pub guards: Vec<Option<Guard>>,
-    /// Per tool that rules name exactly, per kind.
-    plans: FxHashMap<Arc<str>, [Option<Plan>; 4]>,
+    /// Per tool that rules name exactly (by its index in the dispatch), per kind.
+    plans: Vec<[Option<Plan>; 4]>,
 }
 
-/// The tool a group's rules alone name (`None`: rules that name several, or globs), their kind,
-/// and the field and how it is read.
-type Group = (Option<Arc<str>>, usize, (u32, View));
+/// The tools a group's rules apply to, their kind, and the field and how it is read.
+type Group = (Home, usize, (u32, View));
+
+/// Which tools' plans a scan serves.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Home {
+    /// The one tool its rules name.
+    Tool(Arc<str>),
+    /// Every tool: its rules are `on *`.
+    All,
+    /// Rules that name several tools or globs: the scan only decides their conditions.
+    Mixed,
+}
 
 impl Scans {
     pub fn build(program: &Program) -> Scans {
@@ -103,7 +113,7 @@ impl Scans {
                 .filter(|_| rule.per_part.is_none())
                 .and_then(|condition| first_test(program, rule, condition));
             wanted.push(test.map(|(field, pattern, whole)| {
-                let key = (home_tool(rule), kind_index(rule.meta.kind), field);
+                let key = (home(rule), kind_index(rule.meta.kind), field);
                 let patterns = groups.entry(key.clone()).or_default();
                 let index = match patterns.iter().position(|(p, _)| *p == pattern) {
                     Some(index) => index,
@@ -121,8 +131,9 @@ impl Scans {
         let mut scans = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
         for (key, patterns) in groups {
-            // One test is answered as fast by running the rule; a scan pays off from two.
-            if patterns.len() < 2 {
+            // One regex is answered as fast by running the rule; a regex set pays off from two.
+            // One membership test is a single hash lookup per string, cheaper than the rule.
+            if patterns.len() < 2 && key.2.1 != View::Members {
                 continue;
             }
             let matcher = match key.2.1 {
@@ -179,18 +190,23 @@ impl Scans {
         self.guards.get(rule as usize).copied().flatten()
     }
 
-    pub fn plan(&self, tool: &str, kind: RuleKind) -> Option<&Plan> {
-        self.plans.get(tool)?.get(kind_index(kind))?.as_ref()
+    pub fn plan(&self, tool: ToolRef<'_>, kind: RuleKind) -> Option<&Plan> {
+        self.plans
+            .get(tool.named? as usize)?
+            .get(kind_index(kind))?
+            .as_ref()
     }
 }
 
-/// For each tool and kind with at least one scan: its scans, and the rules no scan answers for.
+/// For each tool and kind with at least one scan: its scans, and the rules no scan answers for
+/// (those that name the tool, and the open rules whose selector matches it), in set order.
 fn plans(
     program: &Program,
     scan_of: &FxHashMap<Group, u32>,
     guards: &[Option<Guard>],
-) -> FxHashMap<Arc<str>, [Option<Plan>; 4]> {
-    let mut plans: FxHashMap<Arc<str>, [Option<Plan>; 4]> = FxHashMap::default();
+) -> Vec<[Option<Plan>; 4]> {
+    let mut plans: Vec<[Option<Plan>; 4]> = Vec::new();
+    plans.resize_with(program.dispatch.named_tools(), Default::default);
     for tool in program.dispatch.tools() {
         for kind in [
             RuleKind::Precheck,
@@ -201,7 +217,12 @@ fn plans(
             let kind_at = kind_index(kind);
             let mut plan = Plan::default();
             for (key, &scan) in scan_of {
-                if key.0.as_deref() == Some(&**tool) && key.1 == kind_at {
+                let serves = match &key.0 {
+                    Home::Tool(home) => **home == *tool.name,
+                    Home::All => true,
+                    Home::Mixed => false,
+                };
+                if serves && key.1 == kind_at {
                     plan.scans.push(scan);
                 }
             }
@@ -216,14 +237,27 @@ fn plans(
                     .flatten()
                     .is_some_and(|guard| plan.scans.contains(&guard.scan))
             };
+            let open = program.dispatch.open(kind).iter().copied().filter(|&rule| {
+                program
+                    .rules
+                    .get(rule as usize)
+                    .is_some_and(|rule| rule.applies_to(tool.name))
+            });
             plan.rest = program
                 .dispatch
                 .exact(tool, kind)
                 .iter()
                 .copied()
+                .chain(open)
                 .filter(|&rule| !answered(rule))
                 .collect();
-            if let Some(entry) = plans.entry(tool.clone()).or_default().get_mut(kind_at) {
+            plan.rest.sort_unstable();
+            plan.rest.dedup();
+            if let Some(entry) = tool
+                .named
+                .and_then(|named| plans.get_mut(named as usize))
+                .and_then(|kinds| kinds.get_mut(kind_at))
+            {
                 *entry = Some(plan);
             }
         }
@@ -231,11 +265,15 @@ fn plans(
     plans
 }
 
-/// The one tool a rule names, when it names exactly one; its scans then serve only that tool.
-fn home_tool(rule: &RuleIr) -> Option<Arc<str>> {
+/// The tools whose plans may use a scan of the rule's test: the one tool it names, or every
+/// tool for a rule `on *`.
+fn home(rule: &RuleIr) -> Home {
+    if rule.tools.all {
+        return Home::All;
+    }
     match rule.tools.names.as_slice() {
-        [name] if !rule.tools.all && rule.tools.globs.is_empty() => Some(name.as_str().into()),
-        _ => None,
+        [name] if rule.tools.globs.is_empty() => Home::Tool(name.as_str().into()),
+        _ => Home::Mixed,
     }
 }
 
