@@ -184,7 +184,8 @@ pub struct Dispatch {
     exact: Vec<[Vec<u32>; 4]>,
     /// Each named tool's name, by index: outcomes name their tool without copying it.
     names: Vec<Arc<str>>,
-    /// Rules with a glob or `*`, in set order; their globs are matched per call.
+    /// Rules with a glob or `*`, in set order; their globs are matched per call, except for the
+    /// tools whose scan plans list the open rules that match them.
     open: [Vec<u32>; 4],
 }
 

@@ -37,7 +37,8 @@ impl<'s> ScanFrame<'s> {
 
     /// The rules of `kind` for `tool` that may match this call, in set order, when scans can
     /// tell: the rules no scan answers for (open rules matching the tool among them), and the
-    /// rules whose scanned test matched (all of a scan's rules when its field holds nothing the scan reads).
+    /// rules whose scanned test matched (all of a scan's rules when its field holds nothing the
+    /// scan reads).
     /// `None`: no scan serves this tool and kind; every applicable rule must run.
     pub fn candidates(
         &mut self,
