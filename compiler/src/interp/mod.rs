@@ -117,18 +117,21 @@ impl<'p> Evaluator<'p> {
     /// Whether a rule's condition holds: its scan answers when it decides the condition, native
     /// code when it can; the interpreter answers otherwise, and always reports the error when
     /// the condition faults.
-    fn holds(
+    fn holds<'a>(
         &self,
         rule: &RuleIr,
-        facts: &Facts<'_>,
-        (scan, native): (Option<&mut ScanFrame<'_>>, Option<&mut NativeFrame<'_>>),
-    ) -> Result<bool, EvalError> {
+        facts: &Facts<'a>,
+        (scan, native): (Option<&mut ScanFrame<'_>>, &mut Native<'a>),
+    ) -> Result<bool, EvalError>
+    where
+        'p: 'a,
+    {
         if let Some(scan) = scan
             && let Some(decided) = scan.decided(rule, facts)
         {
             return Ok(decided);
         }
-        if let Some(frame) = native
+        if let Some(frame) = self.native_frame(native, facts)
             && let Some(holds) = frame.holds(rule, facts)
         {
             return Ok(holds);
@@ -136,11 +139,25 @@ impl<'p> Evaluator<'p> {
         Evaluation::new(self.program, rule, facts).condition_holds()
     }
 
-    fn native_frame<'a>(&self, facts: &Facts<'a>) -> Option<NativeFrame<'a>>
+    /// The call's native frame, made when a rule first needs native code.
+    fn native_frame<'n, 'a>(
+        &self,
+        native: &'n mut Native<'a>,
+        facts: &Facts<'a>,
+    ) -> Option<&'n mut NativeFrame<'a>>
     where
         'p: 'a,
     {
-        self.native?.frame(self.program, facts)
+        if let Native::Unmade = native {
+            *native = match self.native.and_then(|code| code.frame(self.program, facts)) {
+                Some(frame) => Native::Made(frame),
+                None => Native::Absent,
+            };
+        }
+        match native {
+            Native::Made(frame) => Some(frame),
+            Native::Unmade | Native::Absent => None,
+        }
     }
 
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
@@ -268,7 +285,7 @@ impl<'p> Evaluator<'p> {
         }
     }
 
-    /// The call's facts (and their native frame), read when first needed.
+    /// The call's facts, read when first needed.
     fn facts<'r, 'a>(&self, reading: &'r mut Reading<'a>) -> &'r mut ReadFacts<'a>
     where
         'p: 'a,
@@ -276,12 +293,11 @@ impl<'p> Evaluator<'p> {
         reading.facts.get_or_insert_with(|| {
             let roots = self.roots(reading.call, None);
             let facts = Facts::fill(self.program, reading.call.tool, &roots);
-            let native = self.native_frame(&facts);
             let scan = self.scans.map(ScanFrame::new);
             ReadFacts {
                 facts,
                 scan,
-                native,
+                native: Native::Unmade,
             }
         })
     }
@@ -299,7 +315,7 @@ impl<'p> Evaluator<'p> {
             native,
         } = read;
         rules.any(|rule| {
-            self.holds(rule, facts, (scan.as_mut(), native.as_mut()))
+            self.holds(rule, facts, (scan.as_mut(), native))
                 .unwrap_or(false)
         })
     }
@@ -328,7 +344,7 @@ impl<'p> Evaluator<'p> {
                     judged.push(parts);
                     None
                 }),
-                None => self.fire(rule, facts, (scan.as_mut(), native.as_mut())),
+                None => self.fire(rule, facts, (scan.as_mut(), native)),
             };
             match fired {
                 Ok(None) => {}
@@ -363,12 +379,15 @@ impl<'p> Evaluator<'p> {
     }
 
     /// Runs one pre-check rule: `None` when its condition is false.
-    fn fire(
+    fn fire<'a>(
         &self,
         rule: &RuleIr,
-        facts: &Facts<'_>,
-        frames: (Option<&mut ScanFrame<'_>>, Option<&mut NativeFrame<'_>>),
-    ) -> Result<Option<Match>, EvalError> {
+        facts: &Facts<'a>,
+        frames: (Option<&mut ScanFrame<'_>>, &mut Native<'a>),
+    ) -> Result<Option<Match>, EvalError>
+    where
+        'p: 'a,
+    {
         if !self.holds(rule, facts, frames)? {
             return Ok(None);
         }
@@ -401,7 +420,7 @@ impl<'p> Evaluator<'p> {
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
-                if !self.holds(rule, facts, (scan.as_mut(), native.as_mut()))? {
+                if !self.holds(rule, facts, (scan.as_mut(), native))? {
                     return Ok(None);
                 }
                 match rule.effects.first() {
@@ -459,11 +478,11 @@ impl<'p> Evaluator<'p> {
             let result_json = current.to_json();
             let roots = self.roots(call, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
-            let mut native = self.native_frame(&facts);
+            let mut native = Native::Unmade;
             let mut scan = self.scans.map(ScanFrame::new);
             let mut evaluation = Evaluation::new(self.program, rule, &facts);
             let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
-                if !self.holds(rule, &facts, (scan.as_mut(), native.as_mut()))? {
+                if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
                     return Ok(None);
                 }
                 let mut changes = Vec::new();
@@ -599,7 +618,16 @@ struct Reading<'a> {
 struct ReadFacts<'a> {
     facts: Facts<'a>,
     scan: Option<ScanFrame<'a>>,
-    native: Option<NativeFrame<'a>>,
+    native: Native<'a>,
+}
+
+/// The call's native frame, made when a rule first needs native code: a call whose rules the
+/// scans decide never pays for one.
+enum Native<'a> {
+    Unmade,
+    Made(NativeFrame<'a>),
+    /// No native code, or none for this program.
+    Absent,
 }
 
 /// The strictest match decides; among equals, the first in set order.
