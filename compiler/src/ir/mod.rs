@@ -219,12 +219,17 @@ impl Dispatch {
                 list.push(index);
             }
             for name in &rule.tools.names {
-                let next = dispatch.exact.len() as u32;
-                let named = *dispatch.by_tool.entry(name.as_str().into()).or_insert(next);
-                if named == next {
-                    dispatch.exact.push(Default::default());
-                    dispatch.names.push(name.as_str().into());
-                }
+                let named = match dispatch.by_tool.get(name.as_str()) {
+                    Some(&named) => named,
+                    None => {
+                        let named = dispatch.exact.len() as u32;
+                        let shared: Arc<str> = name.as_str().into();
+                        dispatch.by_tool.insert(shared.clone(), named);
+                        dispatch.names.push(shared);
+                        dispatch.exact.push(Default::default());
+                        named
+                    }
+                };
                 if let Some(list) = dispatch
                     .exact
                     .get_mut(named as usize)

@@ -237,22 +237,11 @@ fn plans(
                     .flatten()
                     .is_some_and(|guard| plan.scans.contains(&guard.scan))
             };
-            let open = program.dispatch.open(kind).iter().copied().filter(|&rule| {
-                program
-                    .rules
-                    .get(rule as usize)
-                    .is_some_and(|rule| rule.applies_to(tool.name))
-            });
             plan.rest = program
-                .dispatch
-                .exact(tool, kind)
-                .iter()
-                .copied()
-                .chain(open)
+                .rules_for(kind, tool)
+                .map(|rule| rule.index)
                 .filter(|&rule| !answered(rule))
                 .collect();
-            plan.rest.sort_unstable();
-            plan.rest.dedup();
             if let Some(entry) = tool
                 .named
                 .and_then(|named| plans.get_mut(named as usize))
