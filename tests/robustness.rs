@@ -279,3 +279,45 @@ fn huge_policy_text_compiles_in_bounded_work() {
     );
     assert_eq!(compiled.program.expect("compiles").rules.len(), 2_000);
 }
+
+#[test]
+fn operator_chains_are_refused_before_they_can_overflow_the_stack() {
+    let chain = |operand: &str, op: &str, n: usize| vec![operand; n].join(op);
+    for condition in [
+        format!("{}true", "not ".repeat(20_000)),
+        format!("{} > 0", chain("1", " + ", 20_000)),
+        chain("true", " or ", 20_000),
+        format!("args{} > 0", ".a".repeat(20_000)),
+    ] {
+        let text = format!("tool x {{ a: int }}\ngate g on x when {condition} => \"r\"\n");
+        let mut db = Database::default();
+        let compiled = db.compile_texts("p", vec![("p.sluice".into(), text)]);
+        assert!(compiled.has_errors());
+        assert!(
+            compiled
+                .diagnostics
+                .iter()
+                .any(|d| d.code == sluice::compiler::diagnostics::Code::ParserLimit),
+            "{:#?}",
+            compiled.diagnostics
+        );
+    }
+}
+
+#[test]
+fn the_deepest_expression_the_limits_allow_compiles_on_a_test_threads_stack() {
+    let chain = |operand: &str, op: &str, n: usize| vec![operand; n].join(op);
+    let deepest = format!("{}args.a{}", "(".repeat(63), ")".repeat(63));
+    for condition in [
+        format!("{} > 0", chain("1", " + ", 100)),
+        format!("{} > 0", chain(&deepest, " + ", 50)),
+    ] {
+        let text = format!(
+            "tool x {{ a: int }}\ngate g on x when {condition} => \"r\"\ntest \"t\" {{ call x {{ a: 1 }} expect gate g }}\n"
+        );
+        let compiled =
+            Database::default().compile_texts("p", vec![("p.sluice".into(), text.clone())]);
+        assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
+        compile(&text);
+    }
+}

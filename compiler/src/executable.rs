@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::interp::Evaluator;
-use crate::ir::Program;
+use crate::ir::{Op, Program};
 use crate::jit::{self, Backend, JitOptions, NativeCode};
 use crate::scan::Scans;
 
@@ -32,6 +32,9 @@ impl Executable {
             },
         };
         let scans = native.is_none().then(|| Arc::new(Scans::build(&program)));
+        if let Some(scans) = native.as_ref().map(|n| n.scans()).or(scans.as_deref()) {
+            compile_regexes_rules_run(&program, scans);
+        }
         Executable {
             program,
             native,
@@ -65,5 +68,21 @@ impl Executable {
 
     pub fn fallback(&self) -> Option<&str> {
         self.fallback.as_deref()
+    }
+}
+
+/// Compiles now, not on some call, every regex a rule may run itself. A rule whose whole
+/// condition is a scanned test leaves its regex to the scan's set: it runs itself only on a
+/// field that holds no string, where its regex is compiled on that first use.
+fn compile_regexes_rules_run(program: &Program, scans: &Scans) {
+    let run_by_rules = program
+        .rules
+        .iter()
+        .filter(|rule| !scans.guard(rule.index).is_some_and(|guard| guard.whole))
+        .flat_map(|rule| &rule.nodes);
+    for node in run_by_rules {
+        if let Op::Matches(_, regex) | Op::Redact(_, regex, _) = node.op {
+            let _ = program.regex(regex);
+        }
     }
 }

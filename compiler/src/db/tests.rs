@@ -119,7 +119,7 @@ fn editing_one_rule_rechecks_and_relowers_only_that_rule() {
             .find(|r| &*r.meta.name == name)
             .expect("rule")
     };
-    let regex = program.regexes.iter().map(regex::Regex::as_str);
+    let regex = program.regexes.iter().map(crate::ir::PolicyRegex::as_str);
     assert!(regex.clone().any(|r| r.contains("token501")));
     assert!(!regex.clone().any(|r| r == "\\btok501\\b"));
     let last = rule("shell_999");

@@ -302,7 +302,7 @@ where
             }
             Op::Matches(subject, regex) => {
                 let text = self.eval(*subject)?;
-                let regex = program.regexes.get(regex.0 as usize);
+                let regex = program.regex(*regex);
                 self.check(
                     node,
                     &[*subject],
@@ -326,7 +326,7 @@ where
             Op::Redact(text, regex, replacement) => {
                 let subject = self.eval(*text)?;
                 let with = self.eval(*replacement)?;
-                let regex = program.regexes.get(regex.0 as usize);
+                let regex = program.regex(*regex);
                 self.check(
                     node,
                     &[*text, *replacement],

@@ -1,10 +1,12 @@
 //! The typed predicate IR that the interpreter and the JIT consume.
 //!
 //! Flat and resolved: each rule's expressions live in one arena of typed nodes, children before
-//! parents; every field read from the call is a numbered slot filled once per call; regexes and
-//! globs are compiled once, when the policy loads, and named by index.
+//! parents; every field read from the call is a numbered slot filled once per call; globs are
+//! compiled once, when the policy loads, regexes checked then and compiled on first use, and
+//! both named by index.
 
 mod display;
+mod regexes;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use crate::ast::{Quantifier, RuleKind, Span};
 use crate::check::{Builtin, Const, Root, ToolSet, Ty, VarId};
 
 pub use display::render_program;
+pub use regexes::{PolicyRegex, REGEX_SIZE_LIMIT, check_size};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
@@ -164,7 +167,7 @@ impl RuleIr {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub slots: Vec<Slot>,
-    pub regexes: Vec<regex::Regex>,
+    pub regexes: Vec<PolicyRegex>,
     pub globs: Vec<globset::GlobMatcher>,
     pub sets: Vec<FxHashSet<Arc<str>>>,
     pub patterns: Vec<Arc<crate::ast::ArgvPattern>>,
@@ -286,6 +289,11 @@ impl Dispatch {
 }
 
 impl Program {
+    /// Regex `id`, compiled on first use.
+    pub fn regex(&self, id: RegexId) -> Option<&regex::Regex> {
+        self.regexes.get(id.0 as usize)?.regex()
+    }
+
     pub fn rules_of(&self, kind: RuleKind) -> impl Iterator<Item = &RuleIr> {
         self.rules.iter().filter(move |r| r.meta.kind == kind)
     }

@@ -13,6 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use super::cell::{Cell, Frame};
 use crate::check::Builtin;
 use crate::interp::{Value, ops};
+use crate::ir::RegexId;
 
 pub const FALSE: i64 = 0;
 pub const TRUE: i64 = 1;
@@ -174,9 +175,9 @@ extern "C" fn sluice_in_set(frame: *mut Frame<'_>, set: i64, tag: i64, bits: i64
 
 extern "C" fn sluice_matches(frame: *mut Frame<'_>, regex: i64, tag: i64, bits: i64) -> i64 {
     guarded(frame, |frame| {
-        let regex = usize::try_from(regex)
+        let regex = u32::try_from(regex)
             .ok()
-            .and_then(|i| frame.program.regexes.get(i));
+            .and_then(|i| frame.program.regex(RegexId(i)));
         match frame.value(cell(tag, bits)) {
             Some(text) => status(ops::matches(&text, regex)),
             None => FAULT,
@@ -291,7 +292,11 @@ fn apply<'a>(
             ops::argv_match(first, pattern.map(|p| &**p)).map(Value::Bool)
         }
         c if c == Apply::Redact as i64 => {
-            let regex = frame.program.regexes.get(extra_index?);
+            let regex = frame
+                .program
+                .regexes
+                .get(extra_index?)
+                .and_then(|r| r.regex());
             ops::redact(first, regex, second)
         }
         _ => Err(internal()),

@@ -10,12 +10,9 @@ use crate::ast::{ArgvPattern, BinOp, Relocate, Span};
 use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExprKind, Ty};
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
-    EffectIr, GlobId, Node, NodeId, Op, PatternId, Program, RegexId, RuleIr, RuleMeta, SetId, Slot,
-    SlotId,
+    EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyRegex, Program, RegexId, RuleIr, RuleMeta,
+    SetId, Slot, SlotId, check_size,
 };
-
-/// Regexes are compiled with this size limit, so that a hostile pattern cannot exhaust memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
 /// One rule lowered on its own: its IR with ids into its own tables and spans relative to
 /// wherever its checked rule's were; [`link`] joins lowered rules into a program.
@@ -23,7 +20,7 @@ const REGEX_SIZE_LIMIT: usize = 1 << 22;
 pub struct LoweredRule {
     rule: RuleIr,
     slots: Vec<Slot>,
-    regexes: Vec<regex::Regex>,
+    regexes: Vec<PolicyRegex>,
     globs: Vec<globset::GlobMatcher>,
     sets: Vec<FxHashSet<Arc<str>>>,
     patterns: Vec<Arc<ArgvPattern>>,
@@ -178,7 +175,7 @@ impl Renumbering<'_> {
 struct Lowerer {
     slots: Vec<Slot>,
     slot_ids: HashMap<Slot, SlotId>,
-    regexes: Vec<regex::Regex>,
+    regexes: Vec<PolicyRegex>,
     regex_ids: HashMap<Arc<str>, RegexId>,
     globs: Vec<globset::GlobMatcher>,
     glob_ids: HashMap<Arc<str>, GlobId>,
@@ -389,11 +386,8 @@ impl Lowerer {
         if let Some(id) = self.regex_ids.get(pattern) {
             return *id;
         }
-        let compiled = regex::RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build();
-        match compiled {
-            Ok(regex) => self.intern_regex(&regex),
+        match check_size(pattern) {
+            Ok(()) => self.intern_regex(&PolicyRegex::new(pattern.clone())),
             Err(error) => {
                 self.diagnostics.push(
                     Diagnostic::new(Code::InvalidRegex, &self.file, span, format!("regex cannot be compiled: {error}"))
@@ -405,7 +399,7 @@ impl Lowerer {
         }
     }
 
-    fn intern_regex(&mut self, regex: &regex::Regex) -> RegexId {
+    fn intern_regex(&mut self, regex: &PolicyRegex) -> RegexId {
         if let Some(id) = self.regex_ids.get(regex.as_str()) {
             return *id;
         }

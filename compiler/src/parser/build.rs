@@ -1,22 +1,62 @@
 //! Step 2 of parsing (CST → AST): turns pest's pairs into the syntax tree, with spans.
 
+use std::cell::RefCell;
+
 use pest::iterators::{Pair, Pairs};
+use pest::pratt_parser::{Assoc, ConstPrattParser, Op};
 
 use super::Rule;
+use super::err::MAX_OPERATORS;
 use crate::ast::*;
 use crate::diagnostics::{Code, Diagnostic};
 
 type Node<'i> = Pair<'i, Rule>;
 
-/// A node whose children are not what the grammar promises; never expected, reported if seen.
-struct Malformed(Span);
+/// Why a node was not built.
+enum Unbuilt {
+    /// Its children are not what the grammar promises; never expected, reported if seen.
+    Malformed(Span),
+    /// It breaks a rule the grammar leaves to the builder, already reported.
+    Refused,
+}
 
-type Built<T> = Result<T, Malformed>;
+use Unbuilt::{Malformed, Refused};
+
+type Built<T> = Result<T, Unbuilt>;
+
+/// Operator precedence, loosest first: `not` binds looser than the comparisons, so that
+/// `not a == b` is `not (a == b)`.
+static PRECEDENCE: ConstPrattParser<Rule, 7> = ConstPrattParser::new_const([
+    (Op::infix(Rule::kw_or, Assoc::Left), true),
+    (Op::infix(Rule::kw_and, Assoc::Left), true),
+    (Op::prefix(Rule::kw_not), true),
+    (Op::infix(Rule::cmp_op, Assoc::Left), true),
+    (Op::postfix(Rule::argv_match), false),
+    (Op::infix(Rule::coalesce_op, Assoc::Left), true),
+    (Op::infix(Rule::add_op, Assoc::Left), true),
+]);
+
+/// An expression, what its outermost operator allows around it, and its text's span (which,
+/// unlike the expression's, includes the parentheses around an operand).
+struct Shaped(Expr, Shape, Span);
+
+#[derive(Clone, Copy)]
+enum Shape {
+    /// An operand: a term, a parenthesized expression, a `??` or a `+`.
+    Operand,
+    /// A comparison or an argv match.
+    Comparison,
+    Not,
+    /// An `and` or an `or`.
+    Logic,
+}
 
 struct Builder<'a> {
     path: &'a str,
     offset: usize,
     diagnostics: Vec<Diagnostic>,
+    /// How many more operators the item being built may hold (see [`MAX_OPERATORS`]).
+    operators_left: usize,
 }
 
 pub(crate) fn build_file(
@@ -28,10 +68,12 @@ pub(crate) fn build_file(
         path,
         offset,
         diagnostics: Vec::new(),
+        operators_left: MAX_OPERATORS,
     };
     let mut file = PolicyFile::default();
     if let Some(root) = pairs.next() {
         for node in children(root) {
+            builder.operators_left = MAX_OPERATORS;
             let result = match node.as_rule() {
                 Rule::header => builder.header(node).map(|h| file.header = Some(h)),
                 Rule::tool_decl => builder
@@ -497,87 +539,123 @@ impl Builder<'_> {
     // ------------------------------------------------------------------ expressions
 
     fn expr(&mut self, node: Node<'_>) -> Built<Expr> {
-        let span = self.span(&node);
         match node.as_rule() {
             Rule::expr => {
-                let mut it = children(node);
-                self.expr(self.next(&mut it, span)?)
-            }
-            Rule::or_expr => self.left_assoc(node, |_| BinOp::Or),
-            Rule::and_expr => self.left_assoc(node, |_| BinOp::And),
-            Rule::coalesce => self.left_assoc(node, |_| BinOp::Coalesce),
-            Rule::sum => self.left_assoc(node, |_| BinOp::Add),
-            Rule::not_expr => {
-                let mut it = node.into_inner();
-                let first = self.next(&mut it, span)?;
-                if first.as_rule() == Rule::kw_not {
-                    let operand = self.expr(self.next(&mut it, span)?)?;
-                    Ok(Expr {
-                        kind: ExprKind::Not(Box::new(operand)),
-                        span,
-                    })
-                } else {
-                    self.expr(first)
-                }
-            }
-            Rule::cmp_expr => {
-                let mut it = children(node);
-                let lhs = self.expr(self.next(&mut it, span)?)?;
-                let Some(op_node) = it.next() else {
-                    return Ok(lhs);
-                };
-                if op_node.as_rule() == Rule::argv_match {
-                    let pattern = self.argv_pattern(op_node)?;
-                    return Ok(Expr {
-                        kind: ExprKind::ArgvMatch {
-                            subject: Box::new(lhs),
-                            pattern,
-                        },
-                        span,
-                    });
-                }
-                let op = comparison(op_node.as_str());
-                let rhs = self.expr(self.next(&mut it, span)?)?;
-                Ok(Expr {
-                    kind: ExprKind::Binary {
-                        op,
-                        lhs: Box::new(lhs),
-                        rhs: Box::new(rhs),
-                    },
-                    span,
-                })
+                let operators = node.clone().into_inner();
+                self.spend_operators(operators.filter(|pair| pair.as_rule() != Rule::postfix))?;
+                self.operators(node.into_inner())
+                    .map(|Shaped(expr, ..)| expr)
             }
             Rule::postfix => self.postfix(node),
             _ => self.primary(node),
         }
     }
 
-    /// `a op b op c` as `((a op b) op c)`.
-    fn left_assoc(&mut self, node: Node<'_>, op: impl Fn(&str) -> BinOp) -> Built<Expr> {
-        let span = self.span(&node);
-        let mut it = node.into_inner();
-        let mut lhs = self.expr(self.next(&mut it, span)?)?;
-        while let Some(next) = it.next() {
-            let operand = if is_keyword(next.as_rule()) {
-                self.next(&mut it, span)?
-            } else {
-                next
-            };
-            let rhs = self.expr(operand)?;
-            let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Binary {
-                    op: op(""),
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
-            };
+    /// Counts operators against the item's budget before any is built, so that no stage, this
+    /// builder included, recurses once per operator of a hostile chain.
+    fn spend_operators<'i>(&mut self, operators: impl Iterator<Item = Node<'i>>) -> Built<()> {
+        let mut spent = 0;
+        for operator in operators {
+            if spent == self.operators_left {
+                let span = self.span(&operator);
+                self.diagnostics.push(
+                    Diagnostic::new(Code::ParserLimit, self.path, span, format!("this item has more than {MAX_OPERATORS} operators"))
+                        .label("one too many")
+                        .help("split the condition over several rules, or test a list with `in [...]` or `any(...)`"),
+                );
+                return Err(Refused);
+            }
+            spent += 1;
         }
-        Ok(lhs)
+        self.operators_left -= spent;
+        Ok(())
     }
 
-    /// `~ [ … ]`: the pattern's items.
+    /// The operands and operators of one expression, grouped by [`PRECEDENCE`]. An operator's
+    /// span runs over its operands' text, parentheses included.
+    fn operators(&mut self, pairs: Pairs<'_, Rule>) -> Built<Shaped> {
+        let builder = RefCell::new(self);
+        PRECEDENCE
+            .map_primary(|operand| {
+                let mut builder = builder.borrow_mut();
+                let text = builder.span(&operand);
+                let expr = builder.expr(operand)?;
+                Ok(Shaped(expr, Shape::Operand, text))
+            })
+            .map_prefix(|not, operand| {
+                let Shaped(operand, _, text) = operand?;
+                let span = builder.borrow().span(&not).to(text);
+                let kind = ExprKind::Not(Box::new(operand));
+                Ok(Shaped(Expr { kind, span }, Shape::Not, span))
+            })
+            .map_postfix(|subject, argv| {
+                let mut builder = builder.borrow_mut();
+                let (subject, text) = builder.operand(subject?, &argv)?;
+                let span = text.to(builder.span(&argv));
+                let pattern = builder.argv_pattern(argv)?;
+                let subject = Box::new(subject);
+                let kind = ExprKind::ArgvMatch { subject, pattern };
+                Ok(Shaped(Expr { kind, span }, Shape::Comparison, span))
+            })
+            .map_infix(|lhs, op, rhs| {
+                let ((lhs, lhs_text), (rhs, rhs_text), shape) = match op.as_rule() {
+                    Rule::kw_or | Rule::kw_and => {
+                        let (Shaped(lhs, _, l), Shaped(rhs, _, r)) = (lhs?, rhs?);
+                        ((lhs, l), (rhs, r), Shape::Logic)
+                    }
+                    rule => {
+                        let mut builder = builder.borrow_mut();
+                        let lhs = builder.operand(lhs?, &op)?;
+                        let rhs = builder.operand(rhs?, &op)?;
+                        let shape = match rule {
+                            Rule::cmp_op => Shape::Comparison,
+                            _ => Shape::Operand,
+                        };
+                        (lhs, rhs, shape)
+                    }
+                };
+                let op = match op.as_rule() {
+                    Rule::kw_or => BinOp::Or,
+                    Rule::kw_and => BinOp::And,
+                    Rule::coalesce_op => BinOp::Coalesce,
+                    Rule::add_op => BinOp::Add,
+                    _ => comparison(op.as_str()),
+                };
+                let span = lhs_text.to(rhs_text);
+                let (lhs, rhs) = (Box::new(lhs), Box::new(rhs));
+                let kind = ExprKind::Binary { op, lhs, rhs };
+                Ok(Shaped(Expr { kind, span }, shape, span))
+            })
+            .parse(pairs)
+    }
+
+    /// The operand of an operator that binds tighter than `not`. A comparison, a `not` or an
+    /// `and`/`or` there needs parentheses: comparisons do not chain, and `not a == b` means
+    /// `not (a == b)`, so `a == not b` is refused rather than read some other way.
+    fn operand(&mut self, Shaped(expr, shape, text): Shaped, op: &Node<'_>) -> Built<(Expr, Span)> {
+        let what = match shape {
+            Shape::Operand => return Ok((expr, text)),
+            Shape::Comparison => "a comparison",
+            Shape::Not => "a `not` expression",
+            Shape::Logic => "an `and` or `or` expression",
+        };
+        let op_text = match op.as_rule() {
+            Rule::argv_match => "~".to_string(),
+            _ => op.as_str().split_whitespace().collect::<Vec<_>>().join(" "),
+        };
+        self.diagnostics.push(
+            Diagnostic::new(
+                Code::Syntax,
+                self.path,
+                text,
+                format!("{what} cannot be an operand of `{op_text}`"),
+            )
+            .label("needs parentheses")
+            .help("put it in parentheses, or join two comparisons with `and`"),
+        );
+        Err(Refused)
+    }
+
     fn argv_pattern(&mut self, node: Node<'_>) -> Built<ArgvPattern> {
         let mut items = Vec::new();
         for item in node.into_inner().flat_map(|pattern| pattern.into_inner()) {
@@ -600,6 +678,7 @@ impl Builder<'_> {
 
     fn postfix(&mut self, node: Node<'_>) -> Built<Expr> {
         let span = self.span(&node);
+        self.spend_operators(node.clone().into_inner().skip(1))?;
         let mut it = children(node);
         let mut expr = self.primary(self.next(&mut it, span)?)?;
         for op in it {

@@ -10,6 +10,11 @@ use crate::diagnostics::{Code, Diagnostic};
 /// stage (parser, builder, checker, interpreter) can exhaust the stack.
 pub const MAX_NESTING: usize = 64;
 
+/// How many operators one item's expressions may hold, `.field`, `.method()` and `[index]`
+/// included. Each one can deepen the syntax tree by a level (`a + b + c` is `(a + b) + c`), and
+/// every stage walks the tree recursively.
+pub const MAX_OPERATORS: usize = 100;
+
 pub(crate) fn to_diagnostic(
     path: &str,
     text: &str,
@@ -138,18 +143,11 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         Rule::object_lit => "`{`",
         Rule::object_entry => "a field",
         Rule::list_lit | Rule::list_expr => "`[`",
-        Rule::expr
-        | Rule::or_expr
-        | Rule::and_expr
-        | Rule::not_expr
-        | Rule::cmp_expr
-        | Rule::coalesce
-        | Rule::sum
-        | Rule::postfix
-        | Rule::quantifier
-        | Rule::quantifier_kind
-        | Rule::call => "an expression",
+        Rule::expr | Rule::postfix | Rule::quantifier | Rule::quantifier_kind | Rule::call => {
+            "an expression"
+        }
         Rule::cmp_op | Rule::kw_in | Rule::kw_matches | Rule::kw_glob => "an operator",
+        Rule::coalesce_op | Rule::add_op | Rule::argv_match => "an operator",
         Rule::kw_or | Rule::kw_and => "an operator",
         Rule::kw_not => "`not`",
         Rule::method_call | Rule::field_access => "`.`",

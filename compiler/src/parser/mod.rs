@@ -46,7 +46,7 @@ pub fn parse_file(path: &str, text: &str) -> (PolicyFile, Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::parse_file;
-    use crate::ast::{ExprKind, Item};
+    use crate::ast::{BinOp, ExprKind, Item};
 
     #[test]
     fn parses_the_tour_policy() {
@@ -100,5 +100,117 @@ mod tests {
             panic!("not binary")
         };
         assert!(matches!(lhs.kind, ExprKind::Binary { .. }));
+    }
+
+    fn condition(
+        text: &str,
+    ) -> (
+        Option<crate::ast::Expr>,
+        Vec<crate::diagnostics::Diagnostic>,
+    ) {
+        let (file, diagnostics) = parse_file("f", &format!("gate g on x when {text} => \"r\""));
+        let condition = file.items.into_iter().find_map(|item| match item {
+            Item::Rule(rule) => rule.condition,
+            _ => None,
+        });
+        (condition, diagnostics)
+    }
+
+    #[test]
+    fn not_binds_looser_than_comparisons_and_tighter_than_and() {
+        let (Some(cond), _) = condition("not args.a == 1 and true") else {
+            panic!("no condition")
+        };
+        let ExprKind::Binary {
+            op: BinOp::And,
+            lhs,
+            ..
+        } = &cond.kind
+        else {
+            panic!("not an `and`: {cond:?}")
+        };
+        let ExprKind::Not(operand) = &lhs.kind else {
+            panic!("not a `not`: {lhs:?}")
+        };
+        assert!(matches!(
+            operand.kind,
+            ExprKind::Binary { op: BinOp::Eq, .. }
+        ));
+    }
+
+    #[test]
+    fn plus_binds_tighter_than_coalesce_and_comparisons() {
+        let (Some(cond), _) = condition("args.a + 1 ?? 2 == 3") else {
+            panic!("no condition")
+        };
+        let ExprKind::Binary {
+            op: BinOp::Eq, lhs, ..
+        } = &cond.kind
+        else {
+            panic!("not `==`: {cond:?}")
+        };
+        let ExprKind::Binary {
+            op: BinOp::Coalesce,
+            lhs,
+            ..
+        } = &lhs.kind
+        else {
+            panic!("not `??`: {lhs:?}")
+        };
+        assert!(matches!(lhs.kind, ExprKind::Binary { op: BinOp::Add, .. }));
+    }
+
+    #[test]
+    fn comparisons_and_not_need_parentheses_as_operands() {
+        for (text, message) in [
+            (
+                "args.a == 1 == true",
+                "a comparison cannot be an operand of `==`",
+            ),
+            (
+                "args.a == not true",
+                "a `not` expression cannot be an operand of `==`",
+            ),
+            (
+                "1 + not true",
+                "a `not` expression cannot be an operand of `+`",
+            ),
+            (
+                "args.a in [1] ~ [\"x\"]",
+                "a comparison cannot be an operand of `~`",
+            ),
+            (
+                "args.a not in [1] != false",
+                "a comparison cannot be an operand of `!=`",
+            ),
+        ] {
+            let (_, diagnostics) = condition(text);
+            let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+            assert_eq!(messages, [message], "{text}");
+        }
+        for text in [
+            "(args.a == 1) == true",
+            "args.a == (not true)",
+            "not not true",
+        ] {
+            let (cond, diagnostics) = condition(text);
+            assert!(
+                cond.is_some() && diagnostics.is_empty(),
+                "{text}: {diagnostics:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_operator_spans_its_operands_parentheses() {
+        let text = "(args.a ?? 0) > 1";
+        let (Some(cond), _) = condition(text) else {
+            panic!("no condition")
+        };
+        let start = "gate g on x when ".len();
+        assert_eq!(
+            (cond.span.start as usize, cond.span.end as usize),
+            (start, start + text.len())
+        );
     }
 }
