@@ -14,6 +14,7 @@ pub mod jit;
 pub mod lint;
 pub mod load;
 pub mod lower;
+pub mod parallel;
 pub mod parser;
 pub mod scan;
 pub mod shell;

@@ -168,10 +168,12 @@ impl Database {
             .map(|(path, text)| SourceFile::new(self, path, text))
             .collect();
         let set = PolicySet::new(self, inputs.clone(), BTreeMap::new());
+        db::parse_pieces_in_parallel(self, &inputs);
         let schemas = self.read_schemas(&inputs);
         if !schemas.is_empty() {
             set.set_schemas(self).to(schemas);
         }
+        db::analyse_rules_in_parallel(self, set);
         self.compiled(name, set)
     }
 

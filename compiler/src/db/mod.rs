@@ -1,9 +1,12 @@
 //! The compiler as salsa queries over inputs: `parse(file)` piece by piece, `declarations(set)`,
 //! `rules(set)`, then per rule `check_rule`, `lower_rule`, `lint_rule` and `examples_rule`,
 //! joined by `check(set)`, `analyse(set)` (every diagnostic) and `lower(set)` (the linked
-//! program). Diagnostics are collected through the [`Diagnostics`] accumulator. The CLI, the
-//! language server and the runtime's loader all use this database type.
+//! program). Diagnostics are collected through the [`Diagnostics`] accumulator. A fresh load
+//! runs the per-piece and per-rule queries on every core first ([`parse_pieces_in_parallel`],
+//! [`analyse_rules_in_parallel`]). The CLI, the language server and the runtime's loader all use
+//! this database type.
 
+mod parallel;
 mod parsing;
 mod rule_queries;
 mod set_queries;
@@ -13,7 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::diagnostics::Diagnostic;
 
-pub use parsing::{Parsed, ParsedPiece, parse};
+pub use parallel::analyse_rules_in_parallel;
+pub use parsing::{Parsed, ParsedPiece, parse, parse_pieces_in_parallel};
 pub use rule_queries::{
     RuleItem, RuleSyntax, ToolKey, check_rule, context_record, declared_tool, examples_rule,
     lint_rule, lower_rule, rules, tool_names,

@@ -115,6 +115,23 @@ fn by_pieces(
     Some((pieces, diagnostics))
 }
 
+/// Parses the pieces of `files` on every core, before [`parse`] asks for them one by one: pieces
+/// are independent, and parsing is the largest part of loading a large set.
+pub fn parse_pieces_in_parallel(db: &super::Database, files: &[SourceFile]) {
+    let pieces: Vec<Piece<'_>> = files
+        .iter()
+        .flat_map(|file| {
+            let (path, text) = (file.path(db), file.text(db));
+            crate::parser::pieces(text).filter_map(|range| {
+                Some(Piece::new(db, path.clone(), text.get(range)?.to_string()))
+            })
+        })
+        .collect();
+    super::parallel::on_every_core(db, &pieces, |db, piece| {
+        parse_piece(db, piece);
+    });
+}
+
 /// A piece of a file's text.
 #[salsa::interned]
 struct Piece<'db> {

@@ -257,3 +257,44 @@ fn lint_and_example_findings_follow_their_rule() {
     assert_eq!(count(&ran, "check_rule"), 0, "{ran:?}");
     assert_eq!(count(&ran, "examples_rule"), 0, "{ran:?}");
 }
+
+/// A set large enough for the loader to use every core.
+fn large_set(broken: bool) -> String {
+    let mut text: String = (0..7)
+        .map(|t| format!("tool t{t} {{ command: string, n: int }}\n"))
+        .collect();
+    for i in 0..300 {
+        let condition = match i % 3 {
+            0 => format!("args.command.contains(\"x{i}\")"),
+            1 => format!("args.command matches r\"^c{i} .*e\""),
+            _ => format!("args.n > {i}"),
+        };
+        text.push_str(&format!(
+            "precheck r{i} on t{} when {condition} => deny \"r{i}\"\n  examples {{ pass: [{{ command: \"ok\", n: 0 }}] }}\n",
+            i % 7
+        ));
+    }
+    if broken {
+        text.push_str("precheck bad on t1 when args.n == \"x\" => deny \"bad\"\n");
+    }
+    text
+}
+
+#[test]
+fn a_large_set_loads_on_every_core_as_it_does_on_one() {
+    for broken in [false, true] {
+        let text = large_set(broken);
+        let files = vec![("big.sluice".to_string(), text.clone())];
+        let parallel = Database::default().compile_texts("big", files);
+        let db = Database::default();
+        let file = SourceFile::new(&db, "big.sluice".into(), text);
+        let set = PolicySet::new(&db, vec![file], BTreeMap::new());
+        let serial = db.compiled("big", set);
+        assert_eq!(parallel.diagnostics, serial.diagnostics);
+        assert_eq!(parallel.has_errors(), broken);
+        let listing =
+            |c: &crate::load::Compiled| c.program.as_deref().map(crate::ir::render_program);
+        assert_eq!(listing(&parallel), listing(&serial));
+        assert_eq!(listing(&parallel).is_some(), !broken);
+    }
+}

@@ -90,6 +90,9 @@ pub struct Scans {
 /// The tools a group's rules apply to, their kind, and the field and how it is read.
 type Group = (Home, usize, (u32, View));
 
+/// A group's distinct patterns, each with the rules it guards.
+type Patterns = Vec<(String, Vec<u32>)>;
+
 /// Which tools' plans a scan serves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Home {
@@ -104,7 +107,7 @@ enum Home {
 impl Scans {
     pub fn build(program: &Program) -> Scans {
         // Per group, its patterns and the rules behind each; per rule, its group and pattern.
-        let mut groups: FxHashMap<Group, Vec<(String, Vec<u32>)>> = FxHashMap::default();
+        let mut groups: FxHashMap<Group, Patterns> = FxHashMap::default();
         let mut wanted: Vec<Option<(Group, u32, bool)>> = Vec::new();
         for rule in &program.rules {
             // A per-part rule reads its parts first, which can fail: no scan may skip it.
@@ -128,31 +131,24 @@ impl Scans {
                 (key, index as u32, whole)
             }));
         }
+        // One regex is answered as fast by running the rule; a regex set pays off from two.
+        // One membership test is a single hash lookup per string, cheaper than the rule.
+        let groups: Vec<(Group, Patterns)> = groups
+            .into_iter()
+            .filter(|(key, patterns)| patterns.len() >= 2 || key.2.1 == View::Members)
+            .collect();
+        // Regex sets are most of the build, and independent of each other.
+        let matchers = crate::parallel::map(
+            &groups,
+            2,
+            || (),
+            |(), (key, patterns)| matcher(key.2.1, patterns),
+        );
         let mut scans = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
-        for (key, patterns) in groups {
-            // One regex is answered as fast by running the rule; a regex set pays off from two.
-            // One membership test is a single hash lookup per string, cheaper than the rule.
-            if patterns.len() < 2 && key.2.1 != View::Members {
+        for ((key, patterns), matcher) in groups.into_iter().zip(matchers) {
+            let Some(matcher) = matcher else {
                 continue;
-            }
-            let matcher = match key.2.1 {
-                View::Members => Matcher::Members(
-                    patterns
-                        .iter()
-                        .enumerate()
-                        .map(|(index, (literal, _))| (literal.clone(), index))
-                        .collect(),
-                ),
-                View::Text | View::Path => {
-                    let Ok(set) = RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
-                        .size_limit(SET_SIZE_LIMIT)
-                        .build()
-                    else {
-                        continue;
-                    };
-                    Matcher::Regexes(set)
-                }
             };
             let rules: Vec<Vec<u32>> = patterns.into_iter().map(|(_, rules)| rules).collect();
             let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
@@ -195,6 +191,25 @@ impl Scans {
             .get(tool.named? as usize)?
             .get(kind_index(kind))?
             .as_ref()
+    }
+}
+
+/// The matcher of one group's patterns; `None` when its regex set would exceed
+/// [`SET_SIZE_LIMIT`], and its rules simply run unguarded.
+fn matcher(view: View, patterns: &[(String, Vec<u32>)]) -> Option<Matcher> {
+    match view {
+        View::Members => Some(Matcher::Members(
+            patterns
+                .iter()
+                .enumerate()
+                .map(|(index, (literal, _))| (literal.clone(), index))
+                .collect(),
+        )),
+        View::Text | View::Path => RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
+            .size_limit(SET_SIZE_LIMIT)
+            .build()
+            .ok()
+            .map(Matcher::Regexes),
     }
 }
 
