@@ -292,7 +292,7 @@ fn operator_chains_are_refused_before_they_can_overflow_the_stack() {
         let text = format!("tool x {{ a: int }}\ngate g on x when {condition} => \"r\"\n");
         let mut db = Database::default();
         let compiled = db.compile_texts("p", vec![("p.sluice".into(), text)]);
-        assert!(compiled.has_errors());
+        assert!(compiled.program.is_none());
         assert!(
             compiled
                 .diagnostics
@@ -320,4 +320,14 @@ fn the_deepest_expression_the_limits_allow_compiles_on_a_test_threads_stack() {
         assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
         compile(&text);
     }
+}
+
+#[test]
+fn a_rule_the_parser_refuses_leaves_no_program() {
+    // The builder refuses the deny rule (comparisons do not chain) and drops it; the rest of the
+    // set is fine, and loading it alone would allow what the dropped rule denies.
+    let text = "tool bash { command: string, n: int }\nprecheck big on bash when args.n > 1 == true => deny \"no\"\nprecheck ok on bash when args.command == \"x\" => allow\n";
+    let compiled = Database::default().compile_texts("p", vec![("p.sluice".into(), text.into())]);
+    assert!(compiled.has_errors(), "{:#?}", compiled.diagnostics);
+    assert!(compiled.program.is_none());
 }

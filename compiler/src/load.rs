@@ -105,7 +105,7 @@ fn collect_dir(dir: &Path, sets: &mut Vec<SetSource>) -> Result<(), LoadError> {
 pub struct Compiled {
     pub name: String,
     pub set: PolicySet,
-    /// `None` when the set has errors.
+    /// `None` when the set has errors, whichever stage reported them.
     pub program: Option<Arc<Program>>,
     pub checked: Arc<CheckedSet>,
     pub diagnostics: Vec<Diagnostic>,
@@ -204,8 +204,13 @@ impl Database {
             diagnostics,
             sources,
         } = self.analysed(name, set);
+        // Any error, a parse error included, leaves no program: a rule the parser refused must
+        // not leave behind a set that allows what the rule would have denied.
+        let program = db::compile(self, set)
+            .clone()
+            .filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
         Compiled {
-            program: db::compile(self, set).clone(),
+            program,
             name,
             set,
             checked,

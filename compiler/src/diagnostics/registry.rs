@@ -53,7 +53,7 @@ registry! {
     Syntax = "E0001", Error, "syntax-error",
         "The text does not follow the grammar.";
     ParserLimit = "E0002", Error, "parser-limit",
-        "The text is nested so deeply or is so large that the parser gave up on it.";
+        "The text nests too deeply, holds too many operators, or is so large that the parser gave up on it.";
     InvalidLiteral = "E0003", Error, "invalid-literal",
         "A literal cannot be represented: an integer out of range, or interpolation inside a data literal.";
     DuplicateTool = "E0004", Error, "duplicate-tool",
