@@ -57,7 +57,7 @@ impl Parsed {
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
     let path = file.path(db);
     let text = file.text(db);
-    let (pieces, diagnostics) = by_pieces(db, path, text).unwrap_or_else(|| {
+    let (pieces, diagnostics) = by_pieces(db, path, file).unwrap_or_else(|| {
         let (ast, diagnostics) = crate::parser::parse_file(path, text);
         let whole = ParsedPiece {
             offset: 0,
@@ -95,13 +95,11 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
 fn by_pieces(
     db: &dyn salsa::Database,
     path: &str,
-    text: &str,
+    file: SourceFile,
 ) -> Option<(Vec<ParsedPiece>, Vec<Diagnostic>)> {
     let mut pieces = Vec::new();
     let mut diagnostics = Vec::new();
-    for range in crate::parser::pieces(text) {
-        let offset = u32::try_from(range.start).ok()?;
-        let piece = Piece::new(db, path.to_string(), text.get(range)?.to_string());
+    for &(offset, piece) in split(db, file).as_ref()? {
         let (ast, piece_diagnostics) = parse_piece(db, piece).as_ref()?;
         if ast.header.is_some() && offset > 0 {
             return None;
@@ -115,17 +113,28 @@ fn by_pieces(
     Some((pieces, diagnostics))
 }
 
+/// The file's pieces (see [`crate::parser::pieces`]), each with its offset; `None` when an
+/// offset does not fit in 32 bits.
+#[salsa::tracked(returns(ref))]
+fn split(db: &dyn salsa::Database, file: SourceFile) -> Option<Vec<(u32, Piece<'_>)>> {
+    let (path, text) = (file.path(db), file.text(db));
+    crate::parser::pieces(text)
+        .map(|range| {
+            let offset = u32::try_from(range.start).ok()?;
+            let piece = Piece::new(db, path.clone(), text.get(range)?.to_string());
+            Some((offset, piece))
+        })
+        .collect()
+}
+
 /// Parses the pieces of `files` on every core, before [`parse`] asks for them one by one: pieces
 /// are independent, and parsing is the largest part of loading a large set.
 pub fn parse_pieces_in_parallel(db: &super::Database, files: &[SourceFile]) {
     let pieces: Vec<Piece<'_>> = files
         .iter()
-        .flat_map(|file| {
-            let (path, text) = (file.path(db), file.text(db));
-            crate::parser::pieces(text).filter_map(|range| {
-                Some(Piece::new(db, path.clone(), text.get(range)?.to_string()))
-            })
-        })
+        .filter_map(|file| split(db, *file).as_ref())
+        .flatten()
+        .map(|&(_, piece)| piece)
         .collect();
     super::parallel::on_every_core(db, &pieces, |db, piece| {
         parse_piece(db, piece);
