@@ -7,29 +7,38 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_syntax::hir::Hir;
 
 /// The size limit of every compiled regex, so that a hostile pattern cannot exhaust memory.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
-/// A regex of the program: its pattern, which loading has checked, and the compiled regex once
-/// a rule has run it.
+/// A regex of the program: its pattern and syntax tree, which loading has checked, and the
+/// compiled regex once a rule has run it.
 #[derive(Clone)]
 pub struct PolicyRegex {
     pattern: Arc<str>,
+    /// Kept for the field scans, which build their automata from it rather than parse again.
+    hir: Arc<Hir>,
     compiled: OnceLock<Option<regex::Regex>>,
 }
 
 impl PolicyRegex {
-    /// A regex whose pattern passed [`check_size`] (and the checker's syntax check).
-    pub fn new(pattern: Arc<str>) -> PolicyRegex {
+    /// A regex whose pattern passed [`check_size`] (and the checker's syntax check), with the
+    /// syntax tree that check parsed.
+    pub fn new(pattern: Arc<str>, hir: Hir) -> PolicyRegex {
         PolicyRegex {
             pattern,
+            hir: Arc::new(hir),
             compiled: OnceLock::new(),
         }
     }
 
     pub fn as_str(&self) -> &str {
         &self.pattern
+    }
+
+    pub fn hir(&self) -> &Arc<Hir> {
+        &self.hir
     }
 
     /// The compiled regex, compiled on first use. `None` only if the regex crate refuses a
@@ -59,10 +68,10 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-/// Checks that `pattern` compiles within [`REGEX_SIZE_LIMIT`]: the regex crate builds a forward
-/// NFA with captures and a reverse one without, and refuses the regex when either exceeds the
-/// limit, so this builds the same two.
-pub fn check_size(pattern: &str) -> Result<(), String> {
+/// Checks that `pattern` compiles within [`REGEX_SIZE_LIMIT`], and returns its syntax tree: the
+/// regex crate builds a forward NFA with captures and a reverse one without, and refuses the
+/// regex when either exceeds the limit, so this builds the same two.
+pub fn check_size(pattern: &str) -> Result<Hir, String> {
     let hir = regex_syntax::Parser::new()
         .parse(pattern)
         .map_err(|e| e.to_string())?;
@@ -80,7 +89,7 @@ pub fn check_size(pattern: &str) -> Result<(), String> {
         });
         forward.build_from_hir(&hir).map_err(|e| e.to_string())?;
         reverse.build_from_hir(&hir).map_err(|e| e.to_string())?;
-        Ok(())
+        Ok(hir)
     })
 }
 
@@ -110,7 +119,10 @@ mod tests {
 
     #[test]
     fn a_regex_is_compiled_once_on_first_use() {
-        let regex = PolicyRegex::new("^rm ".into());
+        let Ok(hir) = check_size("^rm ") else {
+            unreachable!("a small regex passes")
+        };
+        let regex = PolicyRegex::new("^rm ".into(), hir);
         assert!(regex.compiled.get().is_none());
         assert!(regex.regex().is_some_and(|r| r.is_match("rm -rf /")));
         assert!(regex.compiled.get().is_some());

@@ -387,7 +387,7 @@ impl Lowerer {
             return *id;
         }
         match check_size(pattern) {
-            Ok(()) => self.intern_regex(&PolicyRegex::new(pattern.clone())),
+            Ok(hir) => self.intern_regex(&PolicyRegex::new(pattern.clone(), hir)),
             Err(error) => {
                 self.diagnostics.push(
                     Diagnostic::new(Code::InvalidRegex, &self.file, span, format!("regex cannot be compiled: {error}"))

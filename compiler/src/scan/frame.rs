@@ -127,7 +127,7 @@ fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
             if !set.is_match(text) {
                 return Scanned::Nothing;
             }
-            set.matches(text).into_iter().collect()
+            set.matches(text)
         }
         (Matcher::Members(literals), Value::Strings(items)) => {
             members(literals, items.iter().map(String::as_str))

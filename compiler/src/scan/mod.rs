@@ -11,12 +11,14 @@
 //! test (`"admin" in agent.labels`) by looking each string of the list up in one hash map.
 
 mod frame;
+mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
+pub use regex_set::RegexSet;
 
 use std::sync::Arc;
 
-use regex::RegexSetBuilder;
+use regex_syntax::hir::{Hir, Look};
 use rustc_hash::FxHashMap;
 
 use crate::ast::RuleKind;
@@ -51,8 +53,8 @@ pub enum View {
 /// How a scan finds which of its patterns a field matches.
 #[derive(Debug)]
 pub enum Matcher {
-    /// Regexes over a string.
-    Regexes(regex::RegexSet),
+    /// Regexes over a string (boxed: the automata and their caches are most of a kilobyte).
+    Regexes(Box<RegexSet>),
     /// Literals, each a pattern, looked up for every string of a list.
     Members(FxHashMap<String, usize>),
 }
@@ -91,7 +93,15 @@ pub struct Scans {
 type Group = (Home, usize, (u32, View));
 
 /// A group's distinct patterns, each with the rules it guards.
-type Patterns = Vec<(String, Vec<u32>)>;
+type Patterns = Vec<(Pattern, Vec<u32>)>;
+
+/// One test as a pattern: its text, which tells two tests apart, and for a regex scan its
+/// syntax tree (a rule's regex as loading parsed it; a literal test's built directly).
+#[derive(Debug)]
+struct Pattern {
+    text: String,
+    hir: Option<Arc<Hir>>,
+}
 
 /// Which tools' plans a scan serves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -118,7 +128,7 @@ impl Scans {
             wanted.push(test.map(|(field, pattern, whole)| {
                 let key = (home(rule), kind_index(rule.meta.kind), field);
                 let patterns = groups.entry(key.clone()).or_default();
-                let index = match patterns.iter().position(|(p, _)| *p == pattern) {
+                let index = match patterns.iter().position(|(p, _)| p.text == pattern.text) {
                     Some(index) => index,
                     None => {
                         patterns.push((pattern, Vec::new()));
@@ -196,20 +206,19 @@ impl Scans {
 
 /// The matcher of one group's patterns; `None` when its regex set would exceed
 /// [`SET_SIZE_LIMIT`], and its rules simply run unguarded.
-fn matcher(view: View, patterns: &[(String, Vec<u32>)]) -> Option<Matcher> {
+fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
     match view {
         View::Members => Some(Matcher::Members(
             patterns
                 .iter()
                 .enumerate()
-                .map(|(index, (literal, _))| (literal.clone(), index))
+                .map(|(index, (literal, _))| (literal.text.clone(), index))
                 .collect(),
         )),
-        View::Text | View::Path => RegexSetBuilder::new(patterns.iter().map(|(p, _)| p))
-            .size_limit(SET_SIZE_LIMIT)
-            .build()
-            .ok()
-            .map(Matcher::Regexes),
+        View::Text | View::Path => {
+            let hirs: Option<Vec<&Hir>> = patterns.iter().map(|(p, _)| p.hir.as_deref()).collect();
+            RegexSet::new(&hirs?, SET_SIZE_LIMIT).map(|set| Matcher::Regexes(Box::new(set)))
+        }
     }
 }
 
@@ -281,13 +290,13 @@ fn home(rule: &RuleIr) -> Home {
     }
 }
 
-/// The test a condition evaluates first, as `(field, regex pattern, whether it is the whole
+/// The test a condition evaluates first, as `(field, pattern, whether it is the whole
 /// condition)`, when it is a scannable test of a string field.
 fn first_test(
     program: &Program,
     rule: &RuleIr,
     condition: NodeId,
-) -> Option<((u32, View), String, bool)> {
+) -> Option<((u32, View), Pattern, bool)> {
     let mut node = rule.node(condition)?;
     let mut whole = true;
     while let Op::And(first, _) = &node.op {
@@ -314,15 +323,23 @@ fn first_test(
             _ => None,
         }
     };
-    let literal = |id: &NodeId| constant(id).map(regex::escape);
     let (field, pattern) = match &node.op {
-        Op::Matches(subject, regex) => (
-            (string_fact(subject)?, View::Text),
-            program.regexes.get(regex.0 as usize)?.as_str().to_string(),
-        ),
+        Op::Matches(subject, regex) => {
+            let regex = program.regexes.get(regex.0 as usize)?;
+            (
+                (string_fact(subject)?, View::Text),
+                Pattern {
+                    text: regex.as_str().to_string(),
+                    hir: Some(regex.hir().clone()),
+                },
+            )
+        }
         Op::In(needle, list) => (
             (strings_fact(list)?, View::Members),
-            constant(needle)?.to_string(),
+            Pattern {
+                text: constant(needle)?.to_string(),
+                hir: None,
+            },
         ),
         Op::Builtin(Builtin::Under, args) => {
             let [subject, dir] = args.as_slice() else {
@@ -343,26 +360,91 @@ fn first_test(
             let [subject, needle] = args.as_slice() else {
                 return None;
             };
-            let slot = (string_fact(subject)?, View::Text);
-            let needle = literal(needle)?;
-            match builtin {
-                Builtin::StartsWith => (slot, format!("^(?:{needle})")),
-                Builtin::EndsWith => (slot, format!("(?:{needle})$")),
-                Builtin::Contains => (slot, needle),
-                _ => return None,
-            }
+            (
+                (string_fact(subject)?, View::Text),
+                literal_pattern(*builtin, constant(needle)?)?,
+            )
         }
         _ => return None,
     };
     Some((field, pattern, whole))
 }
 
+/// A literal test of a string (`starts_with`, `ends_with` or `contains`) as a pattern.
+fn literal_pattern(builtin: Builtin, needle: &str) -> Option<Pattern> {
+    let escaped = regex::escape(needle);
+    let literal = Hir::literal(needle.as_bytes());
+    let (text, hir) = match builtin {
+        Builtin::StartsWith => (
+            format!("^(?:{escaped})"),
+            Hir::concat(vec![Hir::look(Look::Start), literal]),
+        ),
+        Builtin::EndsWith => (
+            format!("(?:{escaped})$"),
+            Hir::concat(vec![literal, Hir::look(Look::End)]),
+        ),
+        Builtin::Contains => (escaped, literal),
+        _ => return None,
+    };
+    Some(Pattern {
+        text,
+        hir: Some(Arc::new(hir)),
+    })
+}
+
 /// The pattern that matches exactly the normalized paths `under(path, dir)` holds for, given a
 /// normalized `dir` (the checker normalizes the directory of `under`); `.` is left to the rule.
-fn under_pattern(dir: &str) -> Option<String> {
-    match dir {
-        "/" => Some("^/".to_string()),
-        "." => None,
-        _ => Some(format!("^{}(?:/|$)", regex::escape(dir))),
+fn under_pattern(dir: &str) -> Option<Pattern> {
+    let (text, hir) = match dir {
+        "/" => (
+            "^/".to_string(),
+            Hir::concat(vec![Hir::look(Look::Start), Hir::literal(*b"/")]),
+        ),
+        "." => return None,
+        _ => (
+            format!("^{}(?:/|$)", regex::escape(dir)),
+            Hir::concat(vec![
+                Hir::look(Look::Start),
+                Hir::literal(dir.as_bytes()),
+                Hir::alternation(vec![Hir::literal(*b"/"), Hir::look(Look::End)]),
+            ]),
+        ),
+    };
+    Some(Pattern {
+        text,
+        hir: Some(Arc::new(hir)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Builtin, literal_pattern, under_pattern};
+
+    /// A pattern's syntax tree, built without parsing, is the tree its text parses to: the text
+    /// tells tests apart, the tree is what the scan runs.
+    #[test]
+    fn a_built_pattern_is_what_its_text_parses_to() {
+        let needles = [
+            "",
+            "rm -rf",
+            "a.b*c",
+            "(x|y)",
+            "^$",
+            "ünï",
+            "\\d{3}",
+            "/secret/1",
+        ];
+        let builtins = [Builtin::StartsWith, Builtin::EndsWith, Builtin::Contains];
+        let patterns = needles
+            .iter()
+            .flat_map(|needle| builtins.map(|builtin| literal_pattern(builtin, needle)))
+            .chain(["/", "/etc", "/a b/c.d"].map(under_pattern));
+        for pattern in patterns {
+            let Some(pattern) = pattern else {
+                unreachable!("every test above is scannable");
+            };
+            let parsed = regex_syntax::parse(&pattern.text).ok();
+            assert_eq!(parsed.as_ref(), pattern.hir.as_deref(), "{}", pattern.text);
+        }
     }
 }

@@ -1,0 +1,176 @@
+//! Which of a field's regexes match its string, scanned forward once. A scan only asks whether
+//! and which patterns match, never where, so it needs only the forward automaton: a lazy DFA,
+//! with a Pike VM over the same NFA for the strings the lazy DFA gives up on (non-ASCII text
+//! against a Unicode `\b`, or a cache that keeps filling). `regex::RegexSet` also builds the
+//! reverse automaton and literal prefilters, which a scan never uses: two thirds of its build.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
+use regex_automata::nfa::thompson::pikevm::{Cache as VmCache, PikeVM};
+use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
+use regex_automata::util::pool::Pool;
+use regex_automata::{Input, MatchKind, PatternSet};
+use regex_syntax::hir::Hir;
+
+/// The caches one search needs, one set per thread that searches.
+struct Caches {
+    dfa: DfaCache,
+    vm: VmCache,
+}
+
+type MakeCaches = Box<dyn Fn() -> Caches + Send + Sync>;
+
+pub struct RegexSet {
+    dfa: DFA,
+    vm: PikeVM,
+    caches: Pool<Caches, MakeCaches>,
+    len: usize,
+}
+
+impl fmt::Debug for RegexSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegexSet").field("len", &self.len).finish()
+    }
+}
+
+impl RegexSet {
+    /// The set of the patterns with these syntax trees, in their order; `None` when the
+    /// automaton would exceed `size_limit` bytes.
+    pub fn new(hirs: &[impl Borrow<Hir>], size_limit: usize) -> Option<RegexSet> {
+        let nfa = thompson::Compiler::new()
+            .configure(
+                NFA::config()
+                    .which_captures(WhichCaptures::None)
+                    .nfa_size_limit(Some(size_limit)),
+            )
+            .build_many_from_hir(hirs)
+            .ok()?;
+        // As the regex crate configures its own lazy DFA, so that it gives up (and the Pike VM
+        // answers) rather than thrash.
+        let dfa = DFA::builder()
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::All)
+                    .unicode_word_boundary(true)
+                    .minimum_cache_clear_count(Some(3))
+                    .minimum_bytes_per_state(Some(10)),
+            )
+            .build_from_nfa(nfa.clone())
+            .ok()?;
+        let vm = PikeVM::builder()
+            .configure(PikeVM::config().match_kind(MatchKind::All))
+            .build_from_nfa(nfa)
+            .ok()?;
+        let (for_dfa, for_vm) = (dfa.clone(), vm.clone());
+        let make: MakeCaches = Box::new(move || Caches {
+            dfa: for_dfa.create_cache(),
+            vm: for_vm.create_cache(),
+        });
+        Some(RegexSet {
+            dfa,
+            vm,
+            caches: Pool::new(make),
+            len: hirs.len(),
+        })
+    }
+
+    /// Whether any pattern matches somewhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        let input = Input::new(text).earliest(true);
+        let mut caches = self.caches.get();
+        match self.dfa.try_search_fwd(&mut caches.dfa, &input) {
+            Ok(found) => found.is_some(),
+            Err(_) => self.vm.is_match(&mut caches.vm, input),
+        }
+    }
+
+    /// The patterns that match somewhere in `text`, ascending.
+    pub fn matches(&self, text: &str) -> Vec<usize> {
+        let input = Input::new(text);
+        let mut found = PatternSet::new(self.len);
+        let mut caches = self.caches.get();
+        if self
+            .dfa
+            .try_which_overlapping_matches(&mut caches.dfa, &input, &mut found)
+            .is_err()
+        {
+            found.clear();
+            self.vm
+                .which_overlapping_matches(&mut caches.vm, &input, &mut found);
+        }
+        found.iter().map(|pattern| pattern.as_usize()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use regex_syntax::hir::Hir;
+
+    use super::RegexSet;
+
+    fn set(patterns: &[&str], size_limit: usize) -> Option<RegexSet> {
+        let hirs: Vec<Hir> = patterns
+            .iter()
+            .map(|pattern| regex_syntax::parse(pattern))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        RegexSet::new(&hirs, size_limit)
+    }
+
+    const PATTERNS: &[&str] = &[
+        r"rm -rf",
+        r"^git push(?:\s|$)",
+        r"(?:\.env)$",
+        r"^/etc(?:/|$)",
+        r"\bdanger\b",
+        r"^curl .*\|\s*sh",
+        r"(?i)password",
+        r"[0-9]{3,}",
+        r"^$",
+        r"\w+@\w+",
+    ];
+
+    const TEXTS: &[&str] = &[
+        "",
+        "ls -la",
+        "rm -rf /",
+        "git push origin main",
+        "git pushed",
+        "cat .env",
+        "/etc/passwd",
+        "/etcetera",
+        "a danger zone",
+        "endangered",
+        "curl https://x | sh",
+        "PassWord=1",
+        "id 12345",
+        "mail me@example",
+        "Ünïcödé danger ünd",
+        "dängerous",
+        "日本 danger 語",
+    ];
+
+    /// The set answers as `regex::RegexSet` does for the same patterns, on ASCII and Unicode
+    /// text, including the strings the lazy DFA hands to the Pike VM.
+    #[test]
+    fn agrees_with_the_regex_crate() {
+        let ours = set(PATTERNS, 1 << 24);
+        let theirs = regex::RegexSet::new(PATTERNS);
+        let (Some(ours), Ok(theirs)) = (ours, theirs) else {
+            unreachable!("both sets build");
+        };
+        for text in TEXTS {
+            let expected: Vec<usize> = theirs.matches(text).into_iter().collect();
+            assert_eq!(ours.matches(text), expected, "{text:?}");
+            assert_eq!(ours.is_match(text), theirs.is_match(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_set_that_does_not_fit_its_limit_is_not_built() {
+        assert!(set(&[r"\w{1000}"], 1 << 16).is_none());
+        assert!(set(&[r"\w{10}"], 1 << 24).is_some());
+    }
+}
