@@ -113,9 +113,8 @@ mod tests {
     fn set(patterns: &[&str], size_limit: usize) -> Option<RegexSet> {
         let hirs: Vec<Hir> = patterns
             .iter()
-            .map(|pattern| regex_syntax::parse(pattern))
-            .collect::<Result<_, _>>()
-            .ok()?;
+            .map(|pattern| regex_syntax::parse(pattern).ok())
+            .collect::<Option<_>>()?;
         RegexSet::new(&hirs, size_limit)
     }
 
