@@ -894,8 +894,9 @@ impl<'a> ExprChecker<'a> {
                         return None;
                     }
                 };
+                let mut hir = None;
                 if op == BinOp::Matches {
-                    self.validate_regex(pattern, rhs.span)?;
+                    hir = Some(self.validate_regex(pattern, rhs.span)?);
                 } else if let Err(error) = globset::Glob::new(pattern) {
                     self.error(
                         Code::InvalidGlob,
@@ -907,10 +908,11 @@ impl<'a> ExprChecker<'a> {
                     return None;
                 }
                 let subject = Box::new(subject?);
-                let kind = if op == BinOp::Matches {
+                let kind = if let Some(hir) = hir {
                     TExprKind::Matches {
                         subject,
                         pattern: pattern.into(),
+                        hir: Arc::new(hir),
                     }
                 } else {
                     TExprKind::Glob {
@@ -971,9 +973,9 @@ impl<'a> ExprChecker<'a> {
         }
     }
 
-    fn validate_regex(&mut self, pattern: &str, span: Span) -> Option<()> {
+    fn validate_regex(&mut self, pattern: &str, span: Span) -> Option<regex_syntax::hir::Hir> {
         match regex_syntax::Parser::new().parse(pattern) {
-            Ok(_) => Some(()),
+            Ok(hir) => Some(hir),
             Err(error) => {
                 let detail = match &error {
                     regex_syntax::Error::Parse(e) => e.kind().to_string(),

@@ -77,6 +77,8 @@ pub enum TExprKind {
     Matches {
         subject: Box<TExpr>,
         pattern: Arc<str>,
+        /// The pattern as the checker parsed it, for the lints and lowering to reuse.
+        hir: Arc<regex_syntax::hir::Hir>,
     },
     Glob {
         subject: Box<TExpr>,

@@ -15,7 +15,7 @@ use crate::ast::{Quantifier, RuleKind, Span};
 use crate::check::{Builtin, Const, Root, ToolSet, Ty, VarId};
 
 pub use display::render_program;
-pub use regexes::{PolicyRegex, REGEX_SIZE_LIMIT, check_size};
+pub use regexes::{PolicyRegex, REGEX_SIZE_LIMIT, check_size, check_size_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);

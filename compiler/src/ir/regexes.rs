@@ -23,12 +23,12 @@ pub struct PolicyRegex {
 }
 
 impl PolicyRegex {
-    /// A regex whose pattern passed [`check_size`] (and the checker's syntax check), with the
-    /// syntax tree that check parsed.
-    pub fn new(pattern: Arc<str>, hir: Hir) -> PolicyRegex {
+    /// A regex whose pattern passed [`check_size`] (and the checker's syntax check), with its
+    /// syntax tree.
+    pub fn new(pattern: Arc<str>, hir: Arc<Hir>) -> PolicyRegex {
         PolicyRegex {
             pattern,
-            hir: Arc::new(hir),
+            hir,
             compiled: OnceLock::new(),
         }
     }
@@ -68,13 +68,20 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-/// Checks that `pattern` compiles within [`REGEX_SIZE_LIMIT`], and returns its syntax tree: the
-/// regex crate builds a forward NFA with captures and a reverse one without, and refuses the
-/// regex when either exceeds the limit, so this builds the same two.
+/// Checks that `pattern` parses and compiles within [`REGEX_SIZE_LIMIT`], and returns its syntax
+/// tree.
 pub fn check_size(pattern: &str) -> Result<Hir, String> {
     let hir = regex_syntax::Parser::new()
         .parse(pattern)
         .map_err(|e| e.to_string())?;
+    check_size_of(&hir)?;
+    Ok(hir)
+}
+
+/// Checks that a parsed regex compiles within [`REGEX_SIZE_LIMIT`]: the regex crate builds a
+/// forward NFA with captures and a reverse one without, and refuses the regex when either
+/// exceeds the limit, so this builds the same two.
+pub fn check_size_of(hir: &Hir) -> Result<(), String> {
     COMPILERS.with(|cell| {
         let mut compilers = cell.borrow_mut();
         let (forward, reverse) = compilers.get_or_insert_with(|| {
@@ -87,9 +94,9 @@ pub fn check_size(pattern: &str) -> Result<Hir, String> {
             reverse.configure(config.which_captures(WhichCaptures::None).reverse(true));
             (forward, reverse)
         });
-        forward.build_from_hir(&hir).map_err(|e| e.to_string())?;
-        reverse.build_from_hir(&hir).map_err(|e| e.to_string())?;
-        Ok(hir)
+        forward.build_from_hir(hir).map_err(|e| e.to_string())?;
+        reverse.build_from_hir(hir).map_err(|e| e.to_string())?;
+        Ok(())
     })
 }
 
@@ -122,7 +129,7 @@ mod tests {
         let Ok(hir) = check_size("^rm ") else {
             unreachable!("a small regex passes")
         };
-        let regex = PolicyRegex::new("^rm ".into(), hir);
+        let regex = PolicyRegex::new("^rm ".into(), Arc::new(hir));
         assert!(regex.compiled.get().is_none());
         assert!(regex.regex().is_some_and(|r| r.is_match("rm -rf /")));
         assert!(regex.compiled.get().is_some());

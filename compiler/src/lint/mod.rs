@@ -146,12 +146,8 @@ fn empty_match_guard(rule: &CheckedRule, out: &mut Vec<Diagnostic>) {
     }
     let mut found = Vec::new();
     positive_regexes(cond, &mut found);
-    for (pattern, span) in found {
-        let empty = regex_syntax::Parser::new()
-            .parse(&pattern)
-            .map(|hir| hir.properties().minimum_len() == Some(0))
-            .unwrap_or(false);
-        if empty {
+    for (pattern, hir, span) in found {
+        if hir.properties().minimum_len() == Some(0) {
             out.push(
                 Diagnostic::new(Code::EmptyMatchGuard, &rule.file, span, format!("regex `{pattern}` matches the empty string"))
                     .label("matches every input")
@@ -161,10 +157,14 @@ fn empty_match_guard(rule: &CheckedRule, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Regexes whose match makes the condition true (not under `not`, not behind `or`'s other side).
-fn positive_regexes(expr: &TExpr, out: &mut Vec<(String, crate::ast::Span)>) {
+/// Regexes whose match makes the condition true (not under `not`, not behind `or`'s other side),
+/// with their syntax trees.
+fn positive_regexes<'e>(
+    expr: &'e TExpr,
+    out: &mut Vec<(&'e str, &'e regex_syntax::hir::Hir, crate::ast::Span)>,
+) {
     match &expr.kind {
-        TExprKind::Matches { pattern, .. } => out.push((pattern.to_string(), expr.span)),
+        TExprKind::Matches { pattern, hir, .. } => out.push((pattern, hir, expr.span)),
         TExprKind::Binary {
             op: BinOp::And | BinOp::Or,
             lhs,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use regex_syntax::hir::Hir;
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExp
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
     EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyRegex, Program, RegexId, RuleIr, RuleMeta,
-    SetId, Slot, SlotId, check_size,
+    SetId, Slot, SlotId, check_size, check_size_of,
 };
 
 /// One rule lowered on its own: its IR with ids into its own tables and spans relative to
@@ -273,7 +274,7 @@ impl Lowerer {
                 [text, pattern, replacement] => {
                     let text = self.expr(text);
                     let regex = match &pattern.kind {
-                        TExprKind::Const(Const::Str(p)) => self.regex(p, pattern.span),
+                        TExprKind::Const(Const::Str(p)) => self.regex(p, None, pattern.span),
                         _ => RegexId(0),
                     };
                     let replacement = self.expr(replacement);
@@ -302,9 +303,13 @@ impl Lowerer {
             TExprKind::Builtin { builtin, args } => {
                 Op::Builtin(*builtin, args.iter().map(|a| self.expr(a)).collect())
             }
-            TExprKind::Matches { subject, pattern } => {
+            TExprKind::Matches {
+                subject,
+                pattern,
+                hir,
+            } => {
                 let subject = self.expr(subject);
-                Op::Matches(subject, self.regex(pattern, expr.span))
+                Op::Matches(subject, self.regex(pattern, Some(hir), expr.span))
             }
             TExprKind::Glob { subject, pattern } => {
                 let subject = self.expr(subject);
@@ -382,11 +387,16 @@ impl Lowerer {
         id
     }
 
-    fn regex(&mut self, pattern: &Arc<str>, span: Span) -> RegexId {
+    /// The regex of `pattern`, with its syntax tree when the checker kept it.
+    fn regex(&mut self, pattern: &Arc<str>, parsed: Option<&Arc<Hir>>, span: Span) -> RegexId {
         if let Some(id) = self.regex_ids.get(pattern) {
             return *id;
         }
-        match check_size(pattern) {
+        let checked = match parsed {
+            Some(hir) => check_size_of(hir).map(|()| hir.clone()),
+            None => check_size(pattern).map(Arc::new),
+        };
+        match checked {
             Ok(hir) => self.intern_regex(&PolicyRegex::new(pattern.clone(), hir)),
             Err(error) => {
                 self.diagnostics.push(
