@@ -23,8 +23,7 @@ pub struct PolicyRegex {
 }
 
 impl PolicyRegex {
-    /// A regex whose pattern passed [`check_size`] (and the checker's syntax check), with its
-    /// syntax tree.
+    /// A regex whose syntax tree passed [`check_size_of`] (and the checker's syntax check).
     pub fn new(pattern: Arc<str>, hir: Arc<Hir>) -> PolicyRegex {
         PolicyRegex {
             pattern,

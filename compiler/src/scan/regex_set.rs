@@ -167,6 +167,79 @@ mod tests {
         }
     }
 
+    /// A pattern built from pieces that exercise anchors, classes, repetition, alternation,
+    /// word boundaries (which the lazy DFA hands to the Pike VM on non-ASCII text) and case.
+    fn pattern() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("a"),
+            Just("b"),
+            Just("é"),
+            Just("."),
+            Just("\\w"),
+            Just("\\d"),
+            Just("\\s"),
+            Just("[a-c]"),
+            Just("\\b"),
+            Just("(?i)a"),
+            Just("x*"),
+            Just("y+"),
+            Just("(a|bé)"),
+            Just("z?"),
+        ];
+        (
+            any::<bool>(),
+            proptest::collection::vec(piece, 1..5),
+            any::<bool>(),
+        )
+            .prop_map(|(start, pieces, end)| {
+                let body: String = pieces.concat();
+                format!(
+                    "{}{body}{}",
+                    if start { "^" } else { "" },
+                    if end { "$" } else { "" }
+                )
+            })
+    }
+
+    fn haystack() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("a"),
+            Just("b"),
+            Just("A"),
+            Just("é"),
+            Just("日"),
+            Just("x"),
+            Just("yy"),
+            Just("7"),
+            Just(" "),
+            Just("\n"),
+        ];
+        proptest::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        /// On random sets and strings, the set answers as `regex::RegexSet` does.
+        #[test]
+        fn random_sets_agree_with_the_regex_crate(
+            patterns in proptest::collection::vec(pattern(), 1..6),
+            texts in proptest::collection::vec(haystack(), 1..6),
+        ) {
+            let theirs = regex::RegexSet::new(&patterns);
+            let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let ours = set(&refs, 1 << 24);
+            let (Some(ours), Ok(theirs)) = (ours, theirs) else {
+                unreachable!("both sets build");
+            };
+            for text in &texts {
+                let expected: Vec<usize> = theirs.matches(text).into_iter().collect();
+                proptest::prop_assert_eq!(ours.matches(text), expected, "{:?}", text);
+                proptest::prop_assert_eq!(ours.is_match(text), theirs.is_match(text), "{:?}", text);
+            }
+        }
+    }
+
     #[test]
     fn a_set_that_does_not_fit_its_limit_is_not_built() {
         assert!(set(&[r"\w{1000}"], 1 << 16).is_none());
