@@ -167,56 +167,31 @@ mod tests {
         }
     }
 
-    /// A pattern built from pieces that exercise anchors, classes, repetition, alternation,
-    /// word boundaries (which the lazy DFA hands to the Pike VM on non-ASCII text) and case.
-    fn pattern() -> impl proptest::strategy::Strategy<Value = String> {
+    /// Pieces of patterns that exercise anchors, classes, repetition, alternation, word
+    /// boundaries (which the lazy DFA hands to the Pike VM on non-ASCII text) and case.
+    const PATTERN_PIECES: &[&str] = &[
+        "a", "b", "é", ".", r"\w", r"\d", r"\s", "[a-c]", r"\b", "(?i)a", "x*", "y+", "(a|bé)",
+        "z?",
+    ];
+
+    const TEXT_PIECES: &[&str] = &["a", "b", "A", "é", "日", "x", "yy", "7", " ", "\n"];
+
+    /// Up to `most` pieces, joined.
+    fn joined(
+        pieces: &'static [&'static str],
+        most: usize,
+    ) -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
-        let piece = prop_oneof![
-            Just("a"),
-            Just("b"),
-            Just("é"),
-            Just("."),
-            Just("\\w"),
-            Just("\\d"),
-            Just("\\s"),
-            Just("[a-c]"),
-            Just("\\b"),
-            Just("(?i)a"),
-            Just("x*"),
-            Just("y+"),
-            Just("(a|bé)"),
-            Just("z?"),
-        ];
-        (
-            any::<bool>(),
-            proptest::collection::vec(piece, 1..5),
-            any::<bool>(),
-        )
-            .prop_map(|(start, pieces, end)| {
-                let body: String = pieces.concat();
-                format!(
-                    "{}{body}{}",
-                    if start { "^" } else { "" },
-                    if end { "$" } else { "" }
-                )
-            })
+        proptest::collection::vec(proptest::sample::select(pieces), 0..most)
+            .prop_map(|pieces| pieces.concat())
     }
 
-    fn haystack() -> impl proptest::strategy::Strategy<Value = String> {
+    fn pattern() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
-        let piece = prop_oneof![
-            Just("a"),
-            Just("b"),
-            Just("A"),
-            Just("é"),
-            Just("日"),
-            Just("x"),
-            Just("yy"),
-            Just("7"),
-            Just(" "),
-            Just("\n"),
-        ];
-        proptest::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat())
+        (any::<bool>(), joined(PATTERN_PIECES, 5), any::<bool>()).prop_map(|(start, body, end)| {
+            let (start, end) = (if start { "^" } else { "" }, if end { "$" } else { "" });
+            format!("{start}{body}{end}")
+        })
     }
 
     proptest::proptest! {
@@ -224,7 +199,7 @@ mod tests {
         #[test]
         fn random_sets_agree_with_the_regex_crate(
             patterns in proptest::collection::vec(pattern(), 1..6),
-            texts in proptest::collection::vec(haystack(), 1..6),
+            texts in proptest::collection::vec(joined(TEXT_PIECES, 10), 1..6),
         ) {
             let theirs = regex::RegexSet::new(&patterns);
             let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
