@@ -353,6 +353,15 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
             "scans alone, call {:?}",
             call
         );
+        // The runtime's entry: pre-checks, then gates unless they deny.
+        let staged = reference.precheck_and_gates(call);
+        prop_assert_eq!(
+            jitted.precheck_and_gates(call),
+            staged.clone(),
+            "call {:?}",
+            call
+        );
+        prop_assert_eq!(indexed.precheck_and_gates(call), staged, "call {:?}", call);
         let json = CallJson::of(call);
         let roots = json.roots(call);
         let facts = Facts::fill(program, &call.tool, &roots);

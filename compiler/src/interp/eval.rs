@@ -9,7 +9,7 @@ use super::value::Value;
 use crate::ast::{Quantifier, Span};
 use crate::call::Agent;
 use crate::check::{Builtin, Const, Root, VarId};
-use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot};
+use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot, ToolRef};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,25 +20,46 @@ pub struct EvalError {
 
 type Eval<'a> = Result<Value<'a>, EvalError>;
 
+/// A fact as read: its value, or why the call's field does not fit its declaration.
+pub type Fact<'a> = Result<Value<'a>, String>;
+
 /// The call's fields that the program reads, one per slot, each read and checked against its
 /// declared type once per call (or why it does not fit).
 pub struct Facts<'a> {
-    pub values: Vec<Result<Value<'a>, String>>,
+    pub values: Vec<Fact<'a>>,
     pub tool: &'a str,
     /// The command lines `shell(...)` parsed for this call.
     pub shell: ops::ShellParses,
 }
 
 impl<'a> Facts<'a> {
+    /// Every slot of the program.
     pub fn fill(program: &Program, tool: &'a str, roots: &Roots<'a>) -> Facts<'a> {
-        let values = program
-            .slots
-            .iter()
-            .map(|slot| ops::read_fact(slot, roots.lookup(slot), tool))
+        let values = (0..program.slots.len())
+            .map(|slot| roots.fact(program, slot, tool))
             .collect();
         Facts {
             values,
             tool,
+            shell: ops::ShellParses::default(),
+        }
+    }
+
+    /// The slots a call to `tool` may read: those its rules and the open rules read. No rule
+    /// that applies to the tool reads another slot, which holds an empty error.
+    pub fn fill_for(program: &Program, tool: ToolRef<'a>, roots: &Roots<'a>) -> Facts<'a> {
+        let mut wanted = program.dispatch.slots(tool).iter().peekable();
+        let values = (0..program.slots.len())
+            .map(
+                |slot| match wanted.next_if(|&&wanted| wanted as usize == slot) {
+                    Some(_) => roots.fact(program, slot, tool.name),
+                    None => Err(String::new()),
+                },
+            )
+            .collect();
+        Facts {
+            values,
+            tool: tool.name,
             shell: ops::ShellParses::default(),
         }
     }
@@ -53,6 +74,14 @@ pub struct Roots<'a> {
 }
 
 impl<'a> Roots<'a> {
+    /// The fact in `slot`, read and checked against its declared type.
+    pub fn fact(&self, program: &Program, slot: usize, tool: &'a str) -> Fact<'a> {
+        match program.slots.get(slot) {
+            Some(decl) => ops::read_fact(decl, self.lookup(decl), tool),
+            None => Err(format!("internal: no slot s{slot}")),
+        }
+    }
+
     /// The slot's value, `None` when the call does not have it.
     fn lookup(&self, slot: &Slot) -> Option<Value<'a>> {
         let mut json = match slot.root {

@@ -14,6 +14,7 @@ mod explain;
 pub mod ops;
 mod parts;
 pub mod path;
+mod settled;
 mod value;
 
 use serde_json::Value as Json;
@@ -165,10 +166,21 @@ impl<'p> Evaluator<'p> {
     pub fn evaluate(&self, call: &Call) -> Outcome {
         let mut errors = Vec::new();
         let view = CallRef::from(call);
-        let mut reading = self.reading(view);
-        let precheck = self.precheck_in(&mut reading, &mut errors);
-        let gates = self.gates_in(&mut reading, &mut errors);
-        let concurrent = self.concurrency_in(&mut reading);
+        let (tool, precheck, gates, concurrent) = match self.settled(view) {
+            Some(settled) => (
+                settled.tool,
+                settled.precheck,
+                settled.gates,
+                settled.concurrent,
+            ),
+            None => {
+                let mut reading = self.reading(view);
+                let precheck = self.precheck_in(&mut reading, &mut errors);
+                let gates = self.gates_in(&mut reading, &mut errors);
+                let concurrent = self.concurrency_in(&mut reading);
+                (reading.tool, precheck, gates, concurrent)
+            }
+        };
         let postcheck = call
             .result
             .as_ref()
@@ -189,7 +201,7 @@ impl<'p> Evaluator<'p> {
             None => (prechecked, said, deciding),
         };
         Outcome {
-            tool: self.program.dispatch.name(reading.tool),
+            tool: self.program.dispatch.name(tool),
             decision,
             reason,
             rule,
@@ -224,7 +236,12 @@ impl<'p> Evaluator<'p> {
         &self,
         call: impl Into<CallRef<'a>>,
     ) -> (PrecheckOutcome, Option<Vec<Veto>>) {
-        let mut reading = self.reading(call.into());
+        let call = call.into();
+        if let Some(settled) = self.settled(call) {
+            let gates = (settled.precheck.decision != Decision::Deny).then_some(settled.gates);
+            return (settled.precheck, gates);
+        }
+        let mut reading = self.reading(call);
         let precheck = self.precheck_in(&mut reading, &mut Vec::new());
         let gates = (precheck.decision != Decision::Deny)
             .then(|| self.gates_in(&mut reading, &mut Vec::new()));
@@ -257,7 +274,7 @@ impl<'p> Evaluator<'p> {
     }
 
     /// A stage's rules for the call, narrowed by the scans, and the call's facts: `None` when
-    /// no rule of `kind` applies, so a stage without rules never reads the facts.
+    /// no rule of `kind` applies.
     fn stage<'r, 'a>(
         &self,
         reading: &'r mut Reading<'a>,
@@ -270,36 +287,35 @@ impl<'p> Evaluator<'p> {
         'p: 'a,
     {
         let tool = reading.tool;
+        if !self.program.dispatch.may_apply(kind, tool) {
+            return None;
+        }
         let mut rules = self.applicable(kind, tool).peekable();
         rules.peek()?;
-        let read = self.facts(reading);
+        let read = &mut reading.facts;
         let rules = self.narrowed(rules, (&read.facts, &mut read.scan), kind, tool);
         Some((rules, read))
     }
 
-    fn reading<'a>(&self, call: CallRef<'a>) -> Reading<'a> {
-        Reading {
-            call,
-            tool: self.program.dispatch.resolve(call.tool),
-            facts: None,
-        }
-    }
-
-    /// The call's facts, read when first needed.
-    fn facts<'r, 'a>(&self, reading: &'r mut Reading<'a>) -> &'r mut ReadFacts<'a>
+    /// The call with its facts read: the reference reads every slot; the indexed backends only
+    /// those the tool's rules read, which for a tool without rules may be none.
+    fn reading<'a>(&self, call: CallRef<'a>) -> Reading<'a>
     where
         'p: 'a,
     {
-        reading.facts.get_or_insert_with(|| {
-            let roots = self.roots(reading.call, None);
-            let facts = Facts::fill(self.program, reading.call.tool, &roots);
-            let scan = self.scans.map(ScanFrame::new);
-            ReadFacts {
-                facts,
-                scan,
+        let tool = self.program.dispatch.resolve(call.tool);
+        let roots = self.roots(call, None);
+        Reading {
+            tool,
+            facts: ReadFacts {
+                facts: match self.scans {
+                    None => Facts::fill(self.program, call.tool, &roots),
+                    Some(_) => Facts::fill_for(self.program, tool, &roots),
+                },
+                scan: self.scans.map(ScanFrame::new),
                 native: Native::Unmade,
-            }
-        })
+            },
+        }
     }
 
     fn concurrency_in<'a>(&self, reading: &mut Reading<'a>) -> bool
@@ -366,6 +382,9 @@ impl<'p> Evaluator<'p> {
                     matched.push((rule.index, denial));
                 }
             }
+        }
+        if matched.is_empty() && judged.is_empty() {
+            return decide(Vec::new());
         }
         if judged.is_empty() {
             return decide(matched.into_iter().map(|(_, m)| m).collect());
@@ -607,12 +626,11 @@ impl<'p, I: Iterator<Item = &'p RuleIr>> Iterator for Narrowed<'p, I> {
     }
 }
 
-/// One call as the stages without a result see it; its tool is looked up once and its facts
-/// are read at most once.
+/// One call as the stages without a result see it; its tool is looked up and its facts are
+/// read once. Stages borrow it: it is never moved, for the facts are held inline.
 struct Reading<'a> {
-    call: CallRef<'a>,
     tool: ToolRef<'a>,
-    facts: Option<ReadFacts<'a>>,
+    facts: ReadFacts<'a>,
 }
 
 struct ReadFacts<'a> {

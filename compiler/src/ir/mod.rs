@@ -190,6 +190,10 @@ pub struct Dispatch {
     /// Rules with a glob or `*`, in set order; their globs are matched per call, except for the
     /// tools whose scan plans list the open rules that match them.
     open: [Vec<u32>; 4],
+    /// Per named tool: the slots its rules and the open rules read, ascending.
+    slots: Vec<Vec<u32>>,
+    /// The slots the open rules read, ascending: all a call to a tool no rule names may need.
+    open_slots: Vec<u32>,
 }
 
 /// A call's tool, looked up once among the tools rules name so that each stage finds its rules
@@ -242,7 +246,24 @@ impl Dispatch {
                 }
             }
         }
+        dispatch.open_slots = slots_read(dispatch.open.iter().flatten(), rules);
+        dispatch.slots = dispatch
+            .exact
+            .iter()
+            .map(|kinds| {
+                let own = kinds.iter().flatten();
+                slots_read(own.chain(dispatch.open.iter().flatten()), rules)
+            })
+            .collect();
         dispatch
+    }
+
+    /// The slots a call to `tool` may read: those of its rules and of the open rules. The
+    /// others need not be read for it.
+    pub fn slots(&self, tool: ToolRef<'_>) -> &[u32] {
+        tool.named
+            .and_then(|named| self.slots.get(named as usize))
+            .unwrap_or(&self.open_slots)
     }
 
     /// The tool as the stages look it up.
@@ -267,6 +288,12 @@ impl Dispatch {
             .and_then(|named| self.exact.get(named as usize))
             .and_then(|lists| lists.get(kind_index(kind)))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether some rule of `kind` may apply to `tool`: false settles that none does, without
+    /// matching a glob.
+    pub fn may_apply(&self, kind: RuleKind, tool: ToolRef<'_>) -> bool {
+        !self.exact(tool, kind).is_empty() || !self.open(kind).is_empty()
     }
 
     /// The rules of a kind with a glob or `*`, in set order.
@@ -312,6 +339,21 @@ impl Program {
             .filter(move |(rule, named)| *named || rule.applies_to(tool.name))
             .map(|(rule, _)| rule)
     }
+}
+
+/// The slots the rules at these indices read (in conditions and messages), ascending.
+fn slots_read<'r>(indices: impl Iterator<Item = &'r u32>, rules: &[RuleIr]) -> Vec<u32> {
+    let mut slots: Vec<u32> = indices
+        .filter_map(|&index| rules.get(index as usize))
+        .flat_map(|rule| &rule.nodes)
+        .filter_map(|node| match node.op {
+            Op::Fact(slot) => Some(slot.0),
+            _ => None,
+        })
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots
 }
 
 /// The union of two ascending index lists, ascending (a rule in both appears once), each with

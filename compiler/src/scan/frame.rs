@@ -3,7 +3,7 @@
 use serde_json::Value as Json;
 use smallvec::SmallVec;
 
-use super::{Matcher, Scan, Scans, View};
+use super::{Found, Matcher, Scan, Scans, View};
 use crate::ast::RuleKind;
 use crate::interp::{Facts, Value, path};
 use crate::ir::{RuleIr, ToolRef};
@@ -24,7 +24,7 @@ pub struct ScanFrame<'s> {
 enum Scanned {
     Nothing,
     /// The patterns that matched, ascending.
-    Found(Vec<usize>),
+    Found(Found),
 }
 
 impl<'s> ScanFrame<'s> {
@@ -49,23 +49,20 @@ impl<'s> ScanFrame<'s> {
         let scans = self.scans;
         let plan = scans.plan(tool, kind)?;
         let mut chosen = Chosen::from_slice(&plan.rest);
+        let mut lists = usize::from(!plan.rest.is_empty());
         for &id in &plan.scans {
             let Some(scan) = scans.scans.get(id as usize) else {
                 continue;
             };
             match self.scanned(id, facts) {
-                None => chosen.extend_from_slice(&scan.all_rules),
-                Some(Scanned::Nothing) => {}
-                Some(Scanned::Found(matches)) => {
-                    for &pattern in matches {
-                        chosen.extend(scan.rules.get(pattern).into_iter().flatten().copied());
-                    }
+                None => {
+                    chosen.extend_from_slice(&scan.all_rules);
+                    lists += 1;
                 }
+                Some(scanned) => lists += choose(&mut chosen, scan, scanned),
             }
         }
-        chosen.sort_unstable();
-        chosen.dedup();
-        Some(chosen)
+        Some(in_set_order(chosen, lists))
     }
 
     /// What the rule's guarding scan says of its condition: false when its first test failed,
@@ -74,7 +71,7 @@ impl<'s> ScanFrame<'s> {
         let guard = self.scans.guard(rule.index)?;
         let matched = match self.scanned(guard.scan, facts)? {
             Scanned::Nothing => false,
-            Scanned::Found(matches) => matches.binary_search(&(guard.pattern as usize)).is_ok(),
+            Scanned::Found(matches) => matches.binary_search(&guard.pattern).is_ok(),
         };
         match (matched, guard.whole) {
             (false, _) => Some(false),
@@ -104,6 +101,56 @@ impl<'s> ScanFrame<'s> {
     }
 }
 
+impl Scans {
+    /// The rules of `kind` for `tool` that match the call, in set order, when the tool's plan
+    /// is settled ([`super::Plan::settled`]) and each field it scans, as `fact` reads it, holds
+    /// what its scan reads. `None` otherwise: the rules must run.
+    pub fn settle<'a>(
+        &self,
+        kind: RuleKind,
+        tool: ToolRef<'_>,
+        mut fact: impl FnMut(u32) -> Option<Value<'a>>,
+    ) -> Option<Chosen> {
+        let plan = self.plan(tool, kind).filter(|plan| plan.settled)?;
+        let mut chosen = Chosen::new();
+        let mut lists = 0;
+        for &id in &plan.scans {
+            let scan = self.scans.get(id as usize)?;
+            let value = fact(scan.slot)?;
+            if !readable(scan.view, &value) {
+                return None;
+            }
+            lists += choose(&mut chosen, scan, &scan_value(scan, &value));
+        }
+        Some(in_set_order(chosen, lists))
+    }
+}
+
+/// Adds the rules behind each pattern the scan found; how many lists it added.
+fn choose(chosen: &mut Chosen, scan: &Scan, scanned: &Scanned) -> usize {
+    let Scanned::Found(matches) = scanned else {
+        return 0;
+    };
+    let mut lists = 0;
+    for &pattern in matches {
+        if let Some(rules) = scan.rules.get(pattern as usize) {
+            chosen.extend_from_slice(rules);
+            lists += 1;
+        }
+    }
+    lists
+}
+
+/// Rules gathered from `lists` lists, each in set order without repeats: only merging two
+/// needs a sort.
+fn in_set_order(mut chosen: Chosen, lists: usize) -> Chosen {
+    if lists > 1 {
+        chosen.sort_unstable();
+        chosen.dedup();
+    }
+    chosen
+}
+
 /// Whether a scan with this view can read the value; when not, its rules run.
 fn readable(view: View, value: &Value<'_>) -> bool {
     match view {
@@ -129,13 +176,23 @@ fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
             }
             set.matches(text)
         }
+        (Matcher::Literal(literal), Value::Str(text)) => {
+            let matched = match scan.view {
+                View::Path => literal.matches(&path::normalize(text, None)),
+                View::Text | View::Members => literal.matches(text),
+            };
+            if !matched {
+                return Scanned::Nothing;
+            }
+            Found::from_slice(&[0])
+        }
         (Matcher::Members(literals), Value::Strings(items)) => {
             members(literals, items.iter().map(String::as_str))
         }
         (Matcher::Members(literals), Value::Json(Json::Array(items))) => {
             members(literals, items.iter().filter_map(Json::as_str))
         }
-        _ => Vec::new(),
+        _ => Found::new(),
     };
     if found.is_empty() {
         Scanned::Nothing
@@ -146,10 +203,10 @@ fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
 
 /// The patterns (literals) that some string of the list equals, ascending.
 fn members<'v>(
-    literals: &rustc_hash::FxHashMap<String, usize>,
+    literals: &rustc_hash::FxHashMap<String, u32>,
     items: impl Iterator<Item = &'v str>,
-) -> Vec<usize> {
-    let mut found: Vec<usize> = items
+) -> Found {
+    let mut found: Found = items
         .filter_map(|item| literals.get(item).copied())
         .collect();
     found.sort_unstable();

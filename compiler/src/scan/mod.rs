@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 
 use crate::ast::RuleKind;
 use crate::check::{Builtin, Const, Ty};
-use crate::ir::{NodeId, Op, Program, RuleIr, ToolRef, kind_index};
+use crate::ir::{EffectIr, NodeId, Op, Program, RuleIr, ToolRef, kind_index};
 
 /// Regex sets are built with this size limit; a set that would exceed it is not built, and its
 /// rules simply run unguarded.
@@ -50,13 +50,42 @@ pub enum View {
     Members,
 }
 
+/// The patterns of one scan that a field matched, ascending.
+pub type Found = smallvec::SmallVec<[u32; 4]>;
+
 /// How a scan finds which of its patterns a field matches.
 #[derive(Debug)]
 pub enum Matcher {
     /// Regexes over a string (boxed: the automata and their caches are most of a kilobyte).
     Regexes(Box<RegexSet>),
+    /// The one literal test of its field, answered by comparing bytes: an automaton for one
+    /// literal would only add the cost of running it.
+    Literal(Literal),
     /// Literals, each a pattern, looked up for every string of a list.
-    Members(FxHashMap<String, usize>),
+    Members(FxHashMap<String, u32>),
+}
+
+/// A literal test of a string, as its one pattern matches it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    StartsWith(String),
+    EndsWith(String),
+    Contains(String),
+    /// `path(field).under(dir)` over the normalized path: the path is `dir` or lies below it.
+    Under(String),
+}
+
+impl Literal {
+    pub fn matches(&self, text: &str) -> bool {
+        match self {
+            Literal::StartsWith(needle) => text.starts_with(needle.as_str()),
+            Literal::EndsWith(needle) => text.ends_with(needle.as_str()),
+            Literal::Contains(needle) => text.contains(needle.as_str()),
+            Literal::Under(dir) => text
+                .strip_prefix(dir.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || dir.ends_with('/')),
+        }
+    }
 }
 
 /// One field of one tool's rules of one kind: every test on it as a pattern of one matcher.
@@ -78,6 +107,9 @@ pub struct Plan {
     pub scans: Vec<u32>,
     /// The rules that name the tool and no scan answers for: they always run.
     pub rest: Vec<u32>,
+    /// The scans settle every rule: each is decided by its scan alone and says a constant
+    /// message, so a call whose fields hold what the scans read needs no rule run.
+    pub settled: bool,
 }
 
 #[derive(Debug, Default)]
@@ -96,11 +128,13 @@ type Group = (Home, usize, (u32, View));
 type Patterns = Vec<(Pattern, Vec<u32>)>;
 
 /// One test as a pattern: its text, which tells two tests apart, and for a regex scan its
-/// syntax tree (a rule's regex as loading parsed it; a literal test's built directly).
+/// syntax tree (a rule's regex as loading parsed it; a literal test's built directly) and, for
+/// a literal test, the literal.
 #[derive(Debug)]
 struct Pattern {
     text: String,
     hir: Option<Arc<Hir>>,
+    literal: Option<Literal>,
 }
 
 /// Which tools' plans a scan serves.
@@ -141,12 +175,9 @@ impl Scans {
                 (key, index as u32, whole)
             }));
         }
-        // One regex is answered as fast by running the rule; a regex set pays off from two.
-        // One membership test is a single hash lookup per string, cheaper than the rule.
-        let groups: Vec<(Group, Patterns)> = groups
-            .into_iter()
-            .filter(|(key, patterns)| patterns.len() >= 2 || key.2.1 == View::Members)
-            .collect();
+        // Every group is scanned, even one of a single test: a plan whose scans settle all its
+        // rules decides a call without running any of them.
+        let groups: Vec<(Group, Patterns)> = groups.into_iter().collect();
         // Regex sets are most of the build, and independent of each other.
         let matchers = crate::parallel::map(
             &groups,
@@ -184,7 +215,13 @@ impl Scans {
                 })
             })
             .collect();
-        let plans = plans(program, &scan_of, &guards);
+        let settles: Vec<bool> = program
+            .rules
+            .iter()
+            .zip(&guards)
+            .map(|(rule, guard)| guard.is_some_and(|guard| guard.whole) && says_constant(rule))
+            .collect();
+        let plans = plans(program, &scan_of, &guards, &settles);
         Scans {
             scans,
             guards,
@@ -212,10 +249,22 @@ fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
             patterns
                 .iter()
                 .enumerate()
-                .map(|(index, (literal, _))| (literal.text.clone(), index))
+                .map(|(index, (literal, _))| (literal.text.clone(), index as u32))
                 .collect(),
         )),
         View::Text | View::Path => {
+            if let [
+                (
+                    Pattern {
+                        literal: Some(literal),
+                        ..
+                    },
+                    _,
+                ),
+            ] = patterns
+            {
+                return Some(Matcher::Literal(literal.clone()));
+            }
             let hirs: Option<Vec<&Hir>> = patterns.iter().map(|(p, _)| p.hir.as_deref()).collect();
             RegexSet::new(&hirs?, SET_SIZE_LIMIT).map(|set| Matcher::Regexes(Box::new(set)))
         }
@@ -228,6 +277,7 @@ fn plans(
     program: &Program,
     scan_of: &FxHashMap<Group, u32>,
     guards: &[Option<Guard>],
+    settles: &[bool],
 ) -> Vec<[Option<Plan>; 4]> {
     let mut plans: Vec<[Option<Plan>; 4]> = Vec::new();
     plans.resize_with(program.dispatch.named_tools(), Default::default);
@@ -266,6 +316,10 @@ fn plans(
                 .map(|rule| rule.index)
                 .filter(|&rule| !answered(rule))
                 .collect();
+            plan.settled = plan.rest.is_empty()
+                && program
+                    .rules_for(kind, tool)
+                    .all(|rule| settles.get(rule.index as usize) == Some(&true));
             if let Some(entry) = tool
                 .named
                 .and_then(|named| plans.get_mut(named as usize))
@@ -276,6 +330,31 @@ fn plans(
         }
     }
     plans
+}
+
+/// Whether what the rule says, when it holds, is a constant: no effect, or a message that is a
+/// string literal. A per-part rule says something of each part, and a post-check rewrites the
+/// result: neither is.
+fn says_constant(rule: &RuleIr) -> bool {
+    if rule.per_part.is_some() {
+        return false;
+    }
+    let constant = |message: &NodeId| {
+        rule.node(*message)
+            .is_some_and(|node| matches!(node.op, Op::Const(Const::Str(_))))
+    };
+    match rule.meta.kind {
+        RuleKind::Precheck => match rule.effects.first() {
+            Some(EffectIr::Deny(message) | EffectIr::Ask(message)) => constant(message),
+            _ => true,
+        },
+        RuleKind::Gate => match rule.effects.first() {
+            Some(EffectIr::Veto(message)) => constant(message),
+            _ => true,
+        },
+        RuleKind::Concurrency => true,
+        RuleKind::Postcheck => false,
+    }
 }
 
 /// The tools whose plans may use a scan of the rule's test: the one tool it names, or every
@@ -331,6 +410,7 @@ fn first_test(
                 Pattern {
                     text: regex.as_str().to_string(),
                     hir: Some(regex.hir().clone()),
+                    literal: None,
                 },
             )
         }
@@ -339,6 +419,7 @@ fn first_test(
             Pattern {
                 text: constant(needle)?.to_string(),
                 hir: None,
+                literal: None,
             },
         ),
         Op::Builtin(Builtin::Under, args) => {
@@ -374,21 +455,25 @@ fn first_test(
 fn literal_pattern(builtin: Builtin, needle: &str) -> Option<Pattern> {
     let escaped = regex::escape(needle);
     let literal = Hir::literal(needle.as_bytes());
-    let (text, hir) = match builtin {
+    let needle = needle.to_string();
+    let (text, hir, literal) = match builtin {
         Builtin::StartsWith => (
             format!("^(?:{escaped})"),
             Hir::concat(vec![Hir::look(Look::Start), literal]),
+            Literal::StartsWith(needle),
         ),
         Builtin::EndsWith => (
             format!("(?:{escaped})$"),
             Hir::concat(vec![literal, Hir::look(Look::End)]),
+            Literal::EndsWith(needle),
         ),
-        Builtin::Contains => (escaped, literal),
+        Builtin::Contains => (escaped, literal, Literal::Contains(needle)),
         _ => return None,
     };
     Some(Pattern {
         text,
         hir: Some(Arc::new(hir)),
+        literal: Some(literal),
     })
 }
 
@@ -413,17 +498,16 @@ fn under_pattern(dir: &str) -> Option<Pattern> {
     Some(Pattern {
         text,
         hir: Some(Arc::new(hir)),
+        literal: Some(Literal::Under(dir.to_string())),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Builtin, literal_pattern, under_pattern};
+    use super::{Builtin, Pattern, literal_pattern, under_pattern};
 
-    /// A pattern's syntax tree, built without parsing, is the tree its text parses to: the text
-    /// tells tests apart, the tree is what the scan runs.
-    #[test]
-    fn a_built_pattern_is_what_its_text_parses_to() {
+    /// A pattern for every literal test of every needle, and for `under` of a few directories.
+    fn patterns() -> Vec<Pattern> {
         let needles = [
             "",
             "rm -rf",
@@ -435,16 +519,59 @@ mod tests {
             "/secret/1",
         ];
         let builtins = [Builtin::StartsWith, Builtin::EndsWith, Builtin::Contains];
-        let patterns = needles
+        needles
             .iter()
             .flat_map(|needle| builtins.map(|builtin| literal_pattern(builtin, needle)))
-            .chain(["/", "/etc", "/a b/c.d"].map(under_pattern));
-        for pattern in patterns {
-            let Some(pattern) = pattern else {
-                unreachable!("every test above is scannable");
-            };
+            .chain(["/", "/etc", "/a b/c.d"].map(under_pattern))
+            .map(|pattern| pattern.unwrap_or_else(|| unreachable!("every test above is scannable")))
+            .collect()
+    }
+
+    /// A pattern's syntax tree, built without parsing, is the tree its text parses to: the text
+    /// tells tests apart, the tree is what the scan runs.
+    #[test]
+    fn a_built_pattern_is_what_its_text_parses_to() {
+        for pattern in patterns() {
             let parsed = regex_syntax::parse(&pattern.text).ok();
             assert_eq!(parsed.as_ref(), pattern.hir.as_deref(), "{}", pattern.text);
+        }
+    }
+
+    /// A scan of one literal test compares bytes instead of running the pattern's regex, and
+    /// must answer as the regex would.
+    #[test]
+    fn a_literal_matches_what_its_pattern_matches() {
+        let texts = [
+            "",
+            "/",
+            "/etc",
+            "/etc/passwd",
+            "/etcetera",
+            "/a b/c.d/e",
+            "rm -rf /",
+            "sudo rm -rf",
+            "xa.b*cx",
+            "(x|y)",
+            "^$",
+            "ünï ünï",
+            "\\d{3}",
+            "/secret/1/key",
+            "/secret/12",
+        ];
+        for pattern in patterns() {
+            let Some(literal) = &pattern.literal else {
+                unreachable!("a literal test's pattern keeps its literal");
+            };
+            let regex = regex::Regex::new(&pattern.text).ok();
+            for text in texts {
+                let expected = regex.as_ref().map(|regex| regex.is_match(text));
+                assert_eq!(
+                    Some(literal.matches(text)),
+                    expected,
+                    "{} on {text:?}",
+                    pattern.text
+                );
+            }
         }
     }
 }

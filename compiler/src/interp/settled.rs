@@ -1,0 +1,87 @@
+//! Decisions the field scans settle alone. When every rule a call's tool may run is decided by
+//! its scan and says a constant message, the call is decided from the fields those scans read:
+//! no other fact is read and no rule runs. A field that does not hold what its scan reads, or a
+//! rule no scan settles, leaves the call to the full evaluation, which says the same (the
+//! differential tests hold both to the reference).
+
+use super::{CallRef, Evaluator, decide};
+use crate::ast::RuleKind;
+use crate::check::Const;
+use crate::decision::{Decision, Match, PrecheckOutcome, Veto};
+use crate::ir::{EffectIr, NodeId, Op, RuleIr, ToolRef};
+use crate::scan::Chosen;
+
+/// What the stages without a result say of a call, settled by its scans.
+pub(super) struct Settled<'t> {
+    pub tool: ToolRef<'t>,
+    pub precheck: PrecheckOutcome,
+    pub gates: Vec<Veto>,
+    pub concurrent: bool,
+}
+
+impl<'p> Evaluator<'p> {
+    /// The call's pre-check, gates and concurrency, when its scans settle them all.
+    pub(super) fn settled<'a>(&self, call: CallRef<'a>) -> Option<Settled<'a>> {
+        let scans = self.scans?;
+        let program = self.program;
+        let tool = program.dispatch.resolve(call.tool);
+        let roots = self.roots(call, None);
+        let stage = |kind: RuleKind| -> Option<Chosen> {
+            if !program.dispatch.may_apply(kind, tool) {
+                return Some(Chosen::new());
+            }
+            scans.settle(kind, tool, |slot| {
+                roots.fact(program, slot as usize, call.tool).ok()
+            })
+        };
+        let prechecks = stage(RuleKind::Precheck)?;
+        let gates = stage(RuleKind::Gate)?;
+        let concurrency = stage(RuleKind::Concurrency)?;
+        let rules = |chosen: Chosen| {
+            chosen
+                .into_iter()
+                .filter_map(|index| program.rules.get(index as usize))
+        };
+        let matched = rules(prechecks).map(precheck_match).collect();
+        let gates = rules(gates).filter_map(veto).collect();
+        Some(Settled {
+            tool,
+            precheck: decide(matched),
+            gates,
+            concurrent: !concurrency.is_empty(),
+        })
+    }
+}
+
+/// What a pre-check rule that holds says, as the full evaluation's `fire` says it.
+fn precheck_match(rule: &RuleIr) -> Match {
+    let (effect, reason) = match rule.effects.first() {
+        Some(EffectIr::Deny(message)) => (Decision::Deny, constant(rule, *message)),
+        Some(EffectIr::Ask(message)) => (Decision::Ask, constant(rule, *message)),
+        _ => (Decision::Allow, None),
+    };
+    Match {
+        rule: rule.meta.clone(),
+        effect,
+        reason,
+    }
+}
+
+/// A gate that holds vetoes with its message; one without a veto says nothing.
+fn veto(rule: &RuleIr) -> Option<Veto> {
+    let Some(EffectIr::Veto(message)) = rule.effects.first() else {
+        return None;
+    };
+    Some(Veto {
+        rule: rule.meta.clone(),
+        reason: constant(rule, *message)?,
+    })
+}
+
+/// A message's text: the plan is settled only when every message is a string literal.
+fn constant(rule: &RuleIr, message: NodeId) -> Option<String> {
+    match &rule.node(message)?.op {
+        Op::Const(Const::Str(text)) => Some(text.to_string()),
+        _ => None,
+    }
+}
