@@ -8,7 +8,7 @@ use super::ops::{self, Fault};
 use super::value::Value;
 use crate::ast::{Quantifier, Span};
 use crate::call::Agent;
-use crate::check::{Builtin, Const, Root, VarId};
+use crate::check::{Builtin, Const, Root, Ty, VarId};
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot, ToolRef};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
@@ -75,6 +75,7 @@ pub struct Roots<'a> {
 
 impl<'a> Roots<'a> {
     /// The fact in `slot`, read and checked against its declared type.
+    #[inline]
     pub fn fact(&self, program: &Program, slot: usize, tool: &'a str) -> Fact<'a> {
         match program.slots.get(slot) {
             Some(decl) => ops::read_fact(decl, self.lookup(decl), tool),
@@ -83,7 +84,42 @@ impl<'a> Roots<'a> {
     }
 
     /// The slot's value, `None` when the call does not have it.
+    #[inline]
     fn lookup(&self, slot: &Slot) -> Option<Value<'a>> {
+        Some(match self.locate(slot)? {
+            Located::Json(json) => Value::from_json(json),
+            Located::Text(text) => Value::Str(Cow::Borrowed(text)),
+            Located::Strings(strings) => Value::Strings(strings),
+        })
+    }
+
+    /// The field in `slot` as a scan reads it, borrowed from the call without making a value,
+    /// when it fits its declaration; `None` when it is missing, of another type or does not fit,
+    /// and the rules must run (and fault as they do).
+    #[inline]
+    pub fn scan_input(&self, slot: &Slot, tool: &'a str) -> Option<ScanInput<'a>> {
+        let input = match slot.root {
+            Root::Tool => ScanInput::Text(tool),
+            _ => match self.locate(slot)? {
+                Located::Json(Json::String(text)) => ScanInput::Text(text),
+                Located::Text(text) => ScanInput::Text(text),
+                Located::Json(Json::Array(items)) => ScanInput::Items(items),
+                Located::Strings(strings) => ScanInput::Strings(strings),
+                Located::Json(_) => return None,
+            },
+        };
+        let fits = match (slot.ty.required(), input) {
+            (Ty::Str | Ty::Path, ScanInput::Text(_)) => true,
+            (Ty::Enum(values), ScanInput::Text(text)) => values.iter().any(|v| v == text),
+            (Ty::List(_), ScanInput::Strings(_) | ScanInput::Items(_)) => true,
+            _ => false,
+        };
+        fits.then_some(input)
+    }
+
+    /// Where the slot's field is in the call; `None` when the call does not have it.
+    #[inline]
+    fn locate(&self, slot: &Slot) -> Option<Located<'a>> {
         let mut json = match slot.root {
             Root::Args => self.args,
             Root::Context => self.context,
@@ -93,9 +129,9 @@ impl<'a> Roots<'a> {
             Root::Agent => {
                 return match slot.path.as_slice() {
                     [field] => match &**field {
-                        "id" => Some(Value::Str(Cow::Borrowed(&self.agent.id))),
-                        "labels" => Some(Value::Strings(&self.agent.labels)),
-                        "presets" => Some(Value::Strings(&self.agent.presets)),
+                        "id" => Some(Located::Text(&self.agent.id)),
+                        "labels" => Some(Located::Strings(&self.agent.labels)),
+                        "presets" => Some(Located::Strings(&self.agent.presets)),
                         _ => None,
                     },
                     _ => None,
@@ -105,7 +141,35 @@ impl<'a> Roots<'a> {
         for part in &slot.path {
             json = member(json, part)?;
         }
-        Some(Value::from_json(json))
+        Some(Located::Json(json))
+    }
+}
+
+/// Where a slot's field is in a call: in its JSON, or among the agent's fields.
+enum Located<'a> {
+    Json(&'a Json),
+    Text(&'a str),
+    Strings(&'a [String]),
+}
+
+/// A field as a scan reads it: a string, or the strings of a list.
+#[derive(Clone, Copy, Debug)]
+pub enum ScanInput<'a> {
+    Text(&'a str),
+    Strings(&'a [String]),
+    /// A JSON list: its strings are read, its other items skipped.
+    Items(&'a [Json]),
+}
+
+impl<'a> ScanInput<'a> {
+    /// A value as a scan reads it, when it is a string or a list.
+    pub fn of(value: &'a Value<'_>) -> Option<ScanInput<'a>> {
+        match value {
+            Value::Str(text) => Some(ScanInput::Text(text)),
+            Value::Strings(strings) => Some(ScanInput::Strings(strings)),
+            Value::Json(Json::Array(items)) => Some(ScanInput::Items(items)),
+            _ => None,
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use crate::ir::{EffectIr, Program, RuleIr, ToolRef};
 use crate::jit::{NativeCode, NativeFrame};
 use crate::scan::{ScanFrame, Scans};
 
-pub use eval::{EvalError, Evaluation, Facts, Roots};
+pub use eval::{EvalError, Evaluation, Facts, Roots, ScanInput};
 pub use explain::{Step, explain};
 pub use parts::rule_matches as per_part_rule_matches;
 pub use value::Value;

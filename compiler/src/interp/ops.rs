@@ -70,6 +70,7 @@ pub fn string<'v, 'a>(operand: usize, value: &'v Value<'a>) -> Result<&'v str, F
 
 /// A fact as read from the call, checked against its declared type: a call that does not match
 /// its tool's declaration fails closed instead of being misread.
+#[inline]
 pub fn read_fact<'a>(
     decl: &Slot,
     found: Option<Value<'a>>,
@@ -96,15 +97,21 @@ pub fn read_fact<'a>(
     if fits {
         return Ok(value);
     }
+    Err(misfit(decl, value))
+}
+
+/// Why a fact does not fit its declared type.
+#[cold]
+fn misfit(decl: &Slot, value: Value<'_>) -> String {
     let field = decl.describe();
-    Err(match value {
+    match value {
         Value::Missing | Value::Null => format!("`{field}` is missing"),
         other => format!(
             "`{field}` should be `{}`, found {}",
             decl.ty,
             other.type_name()
         ),
-    })
+    }
 }
 
 pub fn member<'a>(base: &Value<'a>, field: &str) -> OpResult<'a> {

@@ -8,7 +8,7 @@ use super::{CallRef, Evaluator, decide};
 use crate::ast::RuleKind;
 use crate::check::Const;
 use crate::decision::{Decision, Match, PrecheckOutcome, Veto};
-use crate::ir::{EffectIr, NodeId, Op, RuleIr, ToolRef};
+use crate::ir::{EffectIr, NodeId, Op, Program, RuleIr, ToolRef};
 use crate::scan::Chosen;
 
 /// What the stages without a result say of a call, settled by its scans.
@@ -21,36 +21,38 @@ pub(super) struct Settled<'t> {
 
 impl<'p> Evaluator<'p> {
     /// The call's pre-check, gates and concurrency, when its scans settle them all.
+    #[inline]
     pub(super) fn settled<'a>(&self, call: CallRef<'a>) -> Option<Settled<'a>> {
         let scans = self.scans?;
         let program = self.program;
         let tool = program.dispatch.resolve(call.tool);
         let roots = self.roots(call, None);
-        let stage = |kind: RuleKind| -> Option<Chosen> {
+        let stage = |kind: RuleKind, chosen: &mut Chosen| -> Option<()> {
             if !program.dispatch.may_apply(kind, tool) {
-                return Some(Chosen::new());
+                return Some(());
             }
-            scans.settle(kind, tool, |slot| {
-                roots.fact(program, slot as usize, call.tool).ok()
-            })
+            let plan = scans.plan(tool, kind)?;
+            scans.settle((plan, call.tool), (program, &roots), chosen)
         };
-        let prechecks = stage(RuleKind::Precheck)?;
-        let gates = stage(RuleKind::Gate)?;
-        let concurrency = stage(RuleKind::Concurrency)?;
-        let rules = |chosen: Chosen| {
-            chosen
-                .into_iter()
-                .filter_map(|index| program.rules.get(index as usize))
-        };
-        let matched = rules(prechecks).map(precheck_match).collect();
-        let gates = rules(gates).filter_map(veto).collect();
+        let (mut prechecks, mut gates, mut concurrency) =
+            (Chosen::new(), Chosen::new(), Chosen::new());
+        stage(RuleKind::Precheck, &mut prechecks)?;
+        stage(RuleKind::Gate, &mut gates)?;
+        stage(RuleKind::Concurrency, &mut concurrency)?;
         Some(Settled {
             tool,
-            precheck: decide(matched),
-            gates,
+            precheck: decide(rules(program, &prechecks).map(precheck_match).collect()),
+            gates: rules(program, &gates).filter_map(veto).collect(),
             concurrent: !concurrency.is_empty(),
         })
     }
+}
+
+/// The chosen rules, in set order.
+fn rules<'p>(program: &'p Program, chosen: &[u32]) -> impl Iterator<Item = &'p RuleIr> {
+    chosen
+        .iter()
+        .filter_map(|&index| program.rules.get(index as usize))
 }
 
 /// What a pre-check rule that holds says, as the full evaluation's `fire` says it.

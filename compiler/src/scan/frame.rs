@@ -3,10 +3,10 @@
 use serde_json::Value as Json;
 use smallvec::SmallVec;
 
-use super::{Found, Matcher, Scan, Scans, View};
+use super::{Found, Matcher, Plan, Scan, Scans, View};
 use crate::ast::RuleKind;
-use crate::interp::{Facts, Value, path};
-use crate::ir::{RuleIr, ToolRef};
+use crate::interp::{Facts, Roots, ScanInput, path};
+use crate::ir::{Program, RuleIr, ToolRef};
 
 /// The rules a stage runs, by index, when the scans chose them.
 pub type Chosen = SmallVec<[u32; 16]>;
@@ -62,7 +62,8 @@ impl<'s> ScanFrame<'s> {
                 Some(scanned) => lists += choose(&mut chosen, scan, scanned),
             }
         }
-        Some(in_set_order(chosen, lists))
+        sort_into_set_order(&mut chosen, lists);
+        Some(chosen)
     }
 
     /// What the rule's guarding scan says of its condition: false when its first test failed,
@@ -87,13 +88,14 @@ impl<'s> ScanFrame<'s> {
         let Some(Ok(value)) = facts.values.get(scan.slot as usize) else {
             return None;
         };
-        if !readable(scan.view, value) {
+        let input = ScanInput::of(value)?;
+        if !readable(scan.view, input) {
             return None;
         }
         let position = match self.found.iter().position(|(scanned, _)| *scanned == id) {
             Some(position) => position,
             None => {
-                self.found.push((id, scan_value(scan, value)));
+                self.found.push((id, scan_input(scan, input)));
                 self.found.len() - 1
             }
         };
@@ -102,27 +104,31 @@ impl<'s> ScanFrame<'s> {
 }
 
 impl Scans {
-    /// The rules of `kind` for `tool` that match the call, in set order, when the tool's plan
-    /// is settled ([`super::Plan::settled`]) and each field it scans, as `fact` reads it, holds
-    /// what its scan reads. `None` otherwise: the rules must run.
-    pub fn settle<'a>(
+    /// Puts in `chosen` the rules of a settled plan ([`super::Plan::settled`]) of the call's
+    /// tool that match the call, in set order, when each field the plan scans, as read from
+    /// `roots` and checked against its declaration, holds what its scan reads. `None`
+    /// otherwise (or when the plan is not settled): the rules must run.
+    pub fn settle(
         &self,
-        kind: RuleKind,
-        tool: ToolRef<'_>,
-        mut fact: impl FnMut(u32) -> Option<Value<'a>>,
-    ) -> Option<Chosen> {
-        let plan = self.plan(tool, kind).filter(|plan| plan.settled)?;
-        let mut chosen = Chosen::new();
+        (plan, tool): (&Plan, &str),
+        (program, roots): (&Program, &Roots<'_>),
+        chosen: &mut Chosen,
+    ) -> Option<()> {
+        if !plan.settled {
+            return None;
+        }
         let mut lists = 0;
         for &id in &plan.scans {
             let scan = self.scans.get(id as usize)?;
-            let value = fact(scan.slot)?;
-            if !readable(scan.view, &value) {
+            let decl = program.slots.get(scan.slot as usize)?;
+            let input = roots.scan_input(decl, tool)?;
+            if !readable(scan.view, input) {
                 return None;
             }
-            lists += choose(&mut chosen, scan, &scan_value(scan, &value));
+            lists += choose(chosen, scan, &scan_input(scan, input));
         }
-        Some(in_set_order(chosen, lists))
+        sort_into_set_order(chosen, lists);
+        Some(())
     }
 }
 
@@ -143,25 +149,24 @@ fn choose(chosen: &mut Chosen, scan: &Scan, scanned: &Scanned) -> usize {
 
 /// Rules gathered from `lists` lists, each in set order without repeats: only merging two
 /// needs a sort.
-fn in_set_order(mut chosen: Chosen, lists: usize) -> Chosen {
+fn sort_into_set_order(chosen: &mut Chosen, lists: usize) {
     if lists > 1 {
         chosen.sort_unstable();
         chosen.dedup();
     }
-    chosen
 }
 
-/// Whether a scan with this view can read the value; when not, its rules run.
-fn readable(view: View, value: &Value<'_>) -> bool {
+/// Whether a scan with this view can read the field; when not, its rules run.
+fn readable(view: View, input: ScanInput<'_>) -> bool {
     match view {
-        View::Text | View::Path => matches!(value, Value::Str(_)),
-        View::Members => matches!(value, Value::Strings(_) | Value::Json(Json::Array(_))),
+        View::Text | View::Path => matches!(input, ScanInput::Text(_)),
+        View::Members => matches!(input, ScanInput::Strings(_) | ScanInput::Items(_)),
     }
 }
 
-fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
-    let found = match (&scan.matcher, value) {
-        (Matcher::Regexes(set), Value::Str(text)) => {
+fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Scanned {
+    let found = match (&scan.matcher, input) {
+        (Matcher::Regexes(set), ScanInput::Text(text)) => {
             let normalized;
             let text = match scan.view {
                 View::Path => {
@@ -176,7 +181,7 @@ fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
             }
             set.matches(text)
         }
-        (Matcher::Literal(literal), Value::Str(text)) => {
+        (Matcher::Literal(literal), ScanInput::Text(text)) => {
             let matched = match scan.view {
                 View::Path => literal.matches(&path::normalize(text, None)),
                 View::Text | View::Members => literal.matches(text),
@@ -186,10 +191,10 @@ fn scan_value(scan: &Scan, value: &Value<'_>) -> Scanned {
             }
             Found::from_slice(&[0])
         }
-        (Matcher::Members(literals), Value::Strings(items)) => {
+        (Matcher::Members(literals), ScanInput::Strings(items)) => {
             members(literals, items.iter().map(String::as_str))
         }
-        (Matcher::Members(literals), Value::Json(Json::Array(items))) => {
+        (Matcher::Members(literals), ScanInput::Items(items)) => {
             members(literals, items.iter().filter_map(Json::as_str))
         }
         _ => Found::new(),

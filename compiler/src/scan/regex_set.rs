@@ -2,7 +2,9 @@
 //! and which patterns match, never where, so it needs only the forward automaton: a lazy DFA,
 //! with a Pike VM over the same NFA for the strings the lazy DFA gives up on (non-ASCII text
 //! against a Unicode `\b`, or a cache that keeps filling). `regex::RegexSet` also builds the
-//! reverse automaton and literal prefilters, which a scan never uses: two thirds of its build.
+//! reverse automaton, which a scan never uses: two thirds of its build. As the regex crate does,
+//! a set whose every pattern starts with `^` is searched anchored, and otherwise the lazy DFA
+//! skips ahead with a prefilter of the patterns' literal prefixes when that prefilter is fast.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -11,8 +13,9 @@ use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::nfa::thompson::pikevm::{Cache as VmCache, PikeVM};
 use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
 use regex_automata::util::pool::Pool;
-use regex_automata::{Input, MatchKind, PatternSet};
-use regex_syntax::hir::Hir;
+use regex_automata::util::prefilter::Prefilter;
+use regex_automata::{Anchored, Input, MatchKind, PatternSet};
+use regex_syntax::hir::{Hir, Look};
 
 use super::Found;
 
@@ -29,6 +32,8 @@ pub struct RegexSet {
     vm: PikeVM,
     caches: Pool<Caches, MakeCaches>,
     len: usize,
+    /// `Yes` when every pattern starts with `^`: a search stops where none can go on.
+    anchored: Anchored,
 }
 
 impl fmt::Debug for RegexSet {
@@ -51,9 +56,21 @@ impl RegexSet {
             .ok()?;
         // As the regex crate configures its own lazy DFA, so that it gives up (and the Pike VM
         // answers) rather than thrash.
+        let anchored = hirs.iter().all(|hir| {
+            let prefix = hir.borrow().properties().look_set_prefix();
+            prefix.contains(Look::Start)
+        });
+        // An anchored search starts only at the start, where a prefilter has nothing to skip.
+        // A prefilter that is not fast (Aho-Corasick over many literals) walks the string byte
+        // by byte as the lazy DFA does, and only adds its own cost.
+        let prefilter = match anchored {
+            true => None,
+            false => Prefilter::from_hirs_prefix(MatchKind::All, hirs).filter(Prefilter::is_fast),
+        };
         let dfa = DFA::builder()
             .configure(
                 DFA::config()
+                    .prefilter(prefilter)
                     .match_kind(MatchKind::All)
                     .unicode_word_boundary(true)
                     .minimum_cache_clear_count(Some(3))
@@ -75,12 +92,16 @@ impl RegexSet {
             vm,
             caches: Pool::new(make),
             len: hirs.len(),
+            anchored: match anchored {
+                true => Anchored::Yes,
+                false => Anchored::No,
+            },
         })
     }
 
     /// Whether any pattern matches somewhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
-        let input = Input::new(text).earliest(true);
+        let input = Input::new(text).anchored(self.anchored).earliest(true);
         let mut caches = self.caches.get();
         match self.dfa.try_search_fwd(&mut caches.dfa, &input) {
             Ok(found) => found.is_some(),
@@ -90,7 +111,7 @@ impl RegexSet {
 
     /// The patterns that match somewhere in `text`, ascending.
     pub fn matches(&self, text: &str) -> Found {
-        let input = Input::new(text);
+        let input = Input::new(text).anchored(self.anchored);
         let mut found = PatternSet::new(self.len);
         let mut caches = self.caches.get();
         if self
@@ -180,6 +201,29 @@ mod tests {
         };
         let expected = reference(PATTERNS);
         for text in TEXTS {
+            assert_eq!(ours.matches(text).to_vec(), expected(text), "{text:?}");
+            assert_eq!(ours.is_match(text), !expected(text).is_empty(), "{text:?}");
+        }
+    }
+
+    /// Every pattern starts with `^`: the set is searched anchored.
+    #[test]
+    fn an_anchored_set_matches_only_at_the_start() {
+        let patterns = [r"^/etc(?:/|$)", r"^/home/", r"^(?i)run \d+"];
+        let Some(ours) = set(&patterns, 1 << 24) else {
+            unreachable!("the set builds");
+        };
+        let expected = reference(&patterns);
+        for text in [
+            "/etc",
+            "/etc/passwd",
+            "x/etc",
+            "/home/a",
+            "/homes",
+            "RUN 12",
+            " run 1",
+            "",
+        ] {
             assert_eq!(ours.matches(text).to_vec(), expected(text), "{text:?}");
             assert_eq!(ours.is_match(text), !expected(text).is_empty(), "{text:?}");
         }
