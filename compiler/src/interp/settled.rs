@@ -27,12 +27,13 @@ impl<'p> Evaluator<'p> {
         let program = self.program;
         let tool = program.dispatch.resolve(call.tool);
         let roots = self.roots(call, None);
-        let stage = |kind: RuleKind, chosen: &mut Chosen| -> Option<()> {
-            if !program.dispatch.may_apply(kind, tool) {
-                return Some(());
-            }
-            let plan = scans.plan(tool, kind)?;
-            scans.settle((plan, call.tool), (program, &roots), chosen)
+        if !scans.settles(tool) {
+            return None;
+        }
+        // A kind without a plan has no rule for the tool.
+        let stage = |kind: RuleKind, chosen: &mut Chosen| match scans.plan(tool, kind) {
+            Some(plan) => scans.settle((plan, call.tool), (program, &roots), chosen),
+            None => Some(()),
         };
         let (mut prechecks, mut gates, mut concurrency) =
             (Chosen::new(), Chosen::new(), Chosen::new());

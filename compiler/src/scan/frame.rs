@@ -211,10 +211,15 @@ fn members<'v>(
     literals: &rustc_hash::FxHashMap<String, u32>,
     items: impl Iterator<Item = &'v str>,
 ) -> Found {
-    let mut found: Found = items
-        .filter_map(|item| literals.get(item).copied())
-        .collect();
-    found.sort_unstable();
-    found.dedup();
+    let mut found = Found::new();
+    for item in items {
+        if let Some(&pattern) = literals.get(item) {
+            found.push(pattern);
+        }
+    }
+    if found.len() > 1 {
+        found.sort_unstable();
+        found.dedup();
+    }
     found
 }

@@ -119,6 +119,9 @@ pub struct Scans {
     pub guards: Vec<Option<Guard>>,
     /// Per tool that rules name exactly (by its index in the dispatch), per kind.
     plans: Vec<[Option<Plan>; 4]>,
+    /// Per tool that rules name exactly: its scans settle every rule a call to it may run
+    /// before it has a result (pre-checks, gates, concurrency rules).
+    settled_tools: Vec<bool>,
 }
 
 /// The tools a group's rules apply to, their kind, and the field and how it is read.
@@ -222,11 +225,21 @@ impl Scans {
             .map(|(rule, guard)| guard.is_some_and(|guard| guard.whole) && says_constant(rule))
             .collect();
         let plans = plans(program, &scan_of, &guards, &settles);
+        let settled_tools = settled_tools(program, &plans);
         Scans {
             scans,
             guards,
             plans,
+            settled_tools,
         }
+    }
+
+    /// Whether the tool's scans settle every rule a call to it may run before it has a result:
+    /// each such kind has no rule for the tool, or a settled plan.
+    pub fn settles(&self, tool: ToolRef<'_>) -> bool {
+        tool.named
+            .and_then(|named| self.settled_tools.get(named as usize))
+            .is_some_and(|&settled| settled)
     }
 
     pub fn guard(&self, rule: u32) -> Option<Guard> {
@@ -330,6 +343,29 @@ fn plans(
         }
     }
     plans
+}
+
+/// Per named tool, whether its scans settle its pre-checks, gates and concurrency rules.
+fn settled_tools(program: &Program, plans: &[[Option<Plan>; 4]]) -> Vec<bool> {
+    let mut settled = vec![false; plans.len()];
+    for tool in program.dispatch.tools() {
+        let Some((named, plans)) = tool
+            .named
+            .and_then(|named| Some((named, plans.get(named as usize)?)))
+        else {
+            continue;
+        };
+        let settles = |kind: RuleKind| match plans.get(kind_index(kind)).and_then(Option::as_ref) {
+            Some(plan) => plan.settled,
+            None => program.rules_for(kind, tool).next().is_none(),
+        };
+        if let Some(entry) = settled.get_mut(named as usize) {
+            *entry = [RuleKind::Precheck, RuleKind::Gate, RuleKind::Concurrency]
+                .into_iter()
+                .all(settles);
+        }
+    }
+    settled
 }
 
 /// Whether what the rule says, when it holds, is a constant: no effect, or a message that is a

@@ -23,6 +23,8 @@ use super::Found;
 struct Caches {
     dfa: DfaCache,
     vm: VmCache,
+    /// Which patterns matched, cleared after each search.
+    found: PatternSet,
 }
 
 type MakeCaches = Box<dyn Fn() -> Caches + Send + Sync>;
@@ -82,10 +84,11 @@ impl RegexSet {
             .configure(PikeVM::config().match_kind(MatchKind::All))
             .build_from_nfa(nfa)
             .ok()?;
-        let (for_dfa, for_vm) = (dfa.clone(), vm.clone());
+        let (for_dfa, for_vm, len) = (dfa.clone(), vm.clone(), hirs.len());
         let make: MakeCaches = Box::new(move || Caches {
             dfa: for_dfa.create_cache(),
             vm: for_vm.create_cache(),
+            found: PatternSet::new(len),
         });
         Some(RegexSet {
             dfa,
@@ -112,18 +115,19 @@ impl RegexSet {
     /// The patterns that match somewhere in `text`, ascending.
     pub fn matches(&self, text: &str) -> Found {
         let input = Input::new(text).anchored(self.anchored);
-        let mut found = PatternSet::new(self.len);
         let mut caches = self.caches.get();
+        let Caches { dfa, vm, found } = &mut *caches;
         if self
             .dfa
-            .try_which_overlapping_matches(&mut caches.dfa, &input, &mut found)
+            .try_which_overlapping_matches(dfa, &input, found)
             .is_err()
         {
             found.clear();
-            self.vm
-                .which_overlapping_matches(&mut caches.vm, &input, &mut found);
+            self.vm.which_overlapping_matches(vm, &input, found);
         }
-        found.iter().map(|pattern| pattern.as_u32()).collect()
+        let matched = found.iter().map(|pattern| pattern.as_u32()).collect();
+        found.clear();
+        matched
     }
 }
 
