@@ -52,7 +52,17 @@ fn sluice_call(request: &Request) -> Call {
     call
 }
 
+/// A decision as the runtime asks for one (`Evaluator::precheck_and_gates`): the pre-checks'
+/// outcome with its provenance (every matching rule, the deciding one, its reason) and, unless
+/// they deny, every gate's veto.
 fn sluice_allows(executable: &Executable, call: &Call) -> bool {
+    let (precheck, vetoes) = executable.evaluator().precheck_and_gates(call);
+    precheck.decision != Decision::Deny && vetoes.is_some_and(|vetoes| vetoes.is_empty())
+}
+
+/// The whole outcome `sluice eval` prints (`Evaluator::evaluate`): the above, every gate even
+/// after a denial, the concurrency verdict and the tool's name.
+fn sluice_evaluates_to_allow(executable: &Executable, call: &Call) -> bool {
     executable.evaluator().evaluate(call).decision != Decision::Deny
 }
 
@@ -256,6 +266,7 @@ fn decisions(c: &mut Criterion) {
             let answers = [
                 ("sluice-jit", sluice_allows(&jit, call)),
                 ("sluice-interp", sluice_allows(&interp, call)),
+                ("sluice-jit-evaluate", sluice_evaluates_to_allow(&jit, call)),
                 ("cedar", cedar.allows(&cedar.policies, &cedar_requests[i])),
                 (
                     "cedar-sliced",
@@ -293,6 +304,9 @@ fn decisions(c: &mut Criterion) {
         });
         group.bench_function("sluice-interp", |b| {
             b.iter(round_robin(&calls, |c| sluice_allows(&interp, c)))
+        });
+        group.bench_function("sluice-jit-evaluate", |b| {
+            b.iter(round_robin(&calls, |c| sluice_evaluates_to_allow(&jit, c)))
         });
         let cedar_pairs: Vec<_> = cedar_requests.iter().zip(&calls).collect();
         group.bench_function("cedar", |b| {
