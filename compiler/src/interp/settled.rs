@@ -40,10 +40,20 @@ impl<'p> Evaluator<'p> {
         stage(RuleKind::Precheck, &mut prechecks)?;
         stage(RuleKind::Gate, &mut gates)?;
         stage(RuleKind::Concurrency, &mut concurrency)?;
+        // A message that is not a constant (which a settled plan rules out) leaves the call to
+        // the full evaluation rather than dropping a veto.
+        let mut matched = Vec::new();
+        for rule in rules(program, &prechecks) {
+            matched.push(precheck_match(rule)?);
+        }
+        let mut vetoes = Vec::new();
+        for rule in rules(program, &gates) {
+            vetoes.extend(veto(rule)?);
+        }
         Some(Settled {
             tool,
-            precheck: decide(rules(program, &prechecks).map(precheck_match).collect()),
-            gates: rules(program, &gates).filter_map(veto).collect(),
+            precheck: decide(matched),
+            gates: vetoes,
             concurrent: !concurrency.is_empty(),
         })
     }
@@ -56,29 +66,31 @@ fn rules<'p>(program: &'p Program, chosen: &[u32]) -> impl Iterator<Item = &'p R
         .filter_map(|&index| program.rules.get(index as usize))
 }
 
-/// What a pre-check rule that holds says, as the full evaluation's `fire` says it.
-fn precheck_match(rule: &RuleIr) -> Match {
+/// What a pre-check rule that holds says, as the full evaluation's `fire` says it; `None` when
+/// its message is not a constant.
+fn precheck_match(rule: &RuleIr) -> Option<Match> {
     let (effect, reason) = match rule.effects.first() {
-        Some(EffectIr::Deny(message)) => (Decision::Deny, constant(rule, *message)),
-        Some(EffectIr::Ask(message)) => (Decision::Ask, constant(rule, *message)),
+        Some(EffectIr::Deny(message)) => (Decision::Deny, Some(constant(rule, *message)?)),
+        Some(EffectIr::Ask(message)) => (Decision::Ask, Some(constant(rule, *message)?)),
         _ => (Decision::Allow, None),
     };
-    Match {
+    Some(Match {
         rule: rule.meta.clone(),
         effect,
         reason,
-    }
+    })
 }
 
-/// A gate that holds vetoes with its message; one without a veto says nothing.
-fn veto(rule: &RuleIr) -> Option<Veto> {
+/// A gate that holds vetoes with its message (`Some(None)`: a gate without a veto says
+/// nothing); `None` when its message is not a constant.
+fn veto(rule: &RuleIr) -> Option<Option<Veto>> {
     let Some(EffectIr::Veto(message)) = rule.effects.first() else {
-        return None;
+        return Some(None);
     };
-    Some(Veto {
+    Some(Some(Veto {
         rule: rule.meta.clone(),
         reason: constant(rule, *message)?,
-    })
+    }))
 }
 
 /// A message's text: the plan is settled only when every message is a string literal.
