@@ -626,8 +626,8 @@ impl<'p, I: Iterator<Item = &'p RuleIr>> Iterator for Narrowed<'p, I> {
     }
 }
 
-/// One call as the stages without a result see it; its tool is looked up and its facts are
-/// read once. Stages borrow it: it is never moved, for the facts are held inline.
+/// One call as the stages without a result see it: its tool is looked up and its facts are
+/// read once, and every stage borrows them.
 struct Reading<'a> {
     tool: ToolRef<'a>,
     facts: ReadFacts<'a>,
