@@ -1,5 +1,7 @@
 //! One call's scans: each field is scanned when a rule first needs it, at most once per call.
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 use smallvec::SmallVec;
 
@@ -167,26 +169,15 @@ fn readable(view: View, input: ScanInput<'_>) -> bool {
 fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Scanned {
     let found = match (&scan.matcher, input) {
         (Matcher::Regexes(set), ScanInput::Text(text)) => {
-            let normalized;
-            let text = match scan.view {
-                View::Path => {
-                    normalized = path::normalize(text, None);
-                    normalized.as_str()
-                }
-                View::Text | View::Members => text,
-            };
+            let text = viewed(scan.view, text);
             // Most calls match nothing: a plain match stops early and settles that.
-            if !set.is_match(text) {
+            if !set.is_match(&text) {
                 return Scanned::Nothing;
             }
-            set.matches(text)
+            set.matches(&text)
         }
         (Matcher::Literal(literal), ScanInput::Text(text)) => {
-            let matched = match scan.view {
-                View::Path => literal.matches(&path::normalize(text, None)),
-                View::Text | View::Members => literal.matches(text),
-            };
-            if !matched {
+            if !literal.matches(&viewed(scan.view, text)) {
                 return Scanned::Nothing;
             }
             Found::from_slice(&[0])
@@ -203,6 +194,14 @@ fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Scanned {
         Scanned::Nothing
     } else {
         Scanned::Found(found)
+    }
+}
+
+/// The text a scan reads: a path field's as `path(field)` normalizes it.
+fn viewed(view: View, text: &str) -> Cow<'_, str> {
+    match view {
+        View::Path => Cow::Owned(path::normalize(text, None)),
+        View::Text | View::Members => Cow::Borrowed(text),
     }
 }
 
