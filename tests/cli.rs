@@ -243,11 +243,11 @@ fn eval_jsonl_streams_and_survives_bad_lines() {
             .as_str()
             .is_some_and(|e| e.contains("invalid JSON"))
     );
-    assert!(
-        lines[2]["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("unknown tool `nope`"))
+    assert_eq!(
+        lines[2]["undeclared"], true,
+        "a tool no set declares is delegated"
     );
+    assert_eq!(lines[2]["decision"], "delegate");
     assert!(
         lines[3]["error"]
             .as_str()
@@ -318,11 +318,6 @@ fn bad_input_gets_one_clear_message() {
         (vec!["eval", "--policy", TOUR], b"", "the call is empty"),
         (
             vec!["eval", "--policy", TOUR],
-            b"{\"tool\":\"rm\",\"args\":{}}",
-            "unknown tool `rm`",
-        ),
-        (
-            vec!["eval", "--policy", TOUR],
             b"{\"tool\":\"bash\",\"args\":[]}",
             "`args` must be a JSON object",
         ),
@@ -334,7 +329,17 @@ fn bad_input_gets_one_clear_message() {
         (
             vec!["eval", "--policy", "policies"],
             b"{}",
-            "`eval` takes one policy set, found 6",
+            "invalid call: invalid JSON: missing field `tool`",
+        ),
+        (
+            vec!["eval", "--policy", "builtin:git-gaurd"],
+            b"{}",
+            "there is no built-in policy set `git-gaurd` (did you mean `builtin:git-guard`?)",
+        ),
+        (
+            vec!["eval", "--policy", TOUR, "--context", "novalue"],
+            b"{}",
+            "`--context novalue` is not `KEY=VALUE`",
         ),
     ];
     for (args, input, message) in cases {

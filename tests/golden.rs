@@ -13,27 +13,65 @@
 use std::path::{Path, PathBuf};
 
 use sluice::Database;
-use sluice::compiler::diagnostics::{Code, REGISTRY, render_human};
+use sluice::compiler::diagnostics::{Code, REGISTRY, SourceMap, render_human};
 use sluice::compiler::load::SetSource;
+use sluice::runtime::config::{Config, ConfigError};
 
 const FIXTURES: &str = "tests/golden/diagnostics";
 
-fn compile(path: &Path) -> sluice::Compiled {
+/// A fixture's diagnostics and the texts they point into: a policy file, or for the
+/// configuration's codes a `sluice.toml` (`CODE.toml`).
+struct Checked {
+    diagnostics: Vec<sluice::compiler::diagnostics::Diagnostic>,
+    sources: SourceMap,
+}
+
+fn compile(path: &Path) -> Checked {
+    if path.extension().is_some_and(|e| e == "toml") {
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let checked = Config::parse(path, text).and_then(|config| config.set_sources().map(drop));
+        return match checked {
+            Ok(()) => Checked {
+                diagnostics: Vec::new(),
+                sources: SourceMap::default(),
+            },
+            Err(ConfigError::Invalid {
+                diagnostics,
+                sources,
+                ..
+            }) => Checked {
+                diagnostics,
+                sources,
+            },
+            Err(other) => panic!("{}: {other}", path.display()),
+        };
+    }
     let source = SetSource {
         name: path.display().to_string(),
         files: vec![path.to_path_buf()],
     };
-    Database::default().load(&source).expect("fixture loads")
+    let compiled = Database::default().load(&source).expect("fixture loads");
+    Checked {
+        diagnostics: compiled.diagnostics,
+        sources: compiled.sources,
+    }
+}
+
+/// `CODE.sluice`, or `CODE.toml` for a code about the configuration.
+fn fixture_in(dir: PathBuf, code: Code) -> PathBuf {
+    let toml = dir.join(format!("{}.toml", code.short()));
+    if toml.exists() {
+        return toml;
+    }
+    dir.join(format!("{}.sluice", code.short()))
 }
 
 fn fixture(code: Code) -> PathBuf {
-    PathBuf::from(FIXTURES).join(format!("{}.sluice", code.short()))
+    fixture_in(PathBuf::from(FIXTURES), code)
 }
 
 fn fixed(code: Code) -> PathBuf {
-    PathBuf::from(FIXTURES)
-        .join("fixed")
-        .join(format!("{}.sluice", code.short()))
+    fixture_in(PathBuf::from(FIXTURES).join("fixed"), code)
 }
 
 #[test]
@@ -73,7 +111,10 @@ fn every_fixed_fixture_is_clean() {
 fn every_fixture_names_a_code() {
     for entry in std::fs::read_dir(FIXTURES).expect("fixtures") {
         let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "sluice") {
+        if path
+            .extension()
+            .is_some_and(|e| e == "sluice" || e == "toml")
+        {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
             assert!(
                 Code::from_short(stem).is_some(),
@@ -107,6 +148,11 @@ fn diagnostics_catalogue_is_generated_from_the_registry() {
     for info in REGISTRY {
         let bad = std::fs::read_to_string(fixture(info.code)).expect("fixture");
         let good = std::fs::read_to_string(fixed(info.code)).expect("fixed fixture");
+        let lang = if fixture(info.code).extension().is_some_and(|e| e == "toml") {
+            "toml"
+        } else {
+            "sluice"
+        };
         let compiled = compile(&fixture(info.code));
         let report: Vec<String> = compiled
             .diagnostics
@@ -115,7 +161,7 @@ fn diagnostics_catalogue_is_generated_from_the_registry() {
             .map(|d| render_human(d, &compiled.sources, 100))
             .collect();
         page.push_str(&format!(
-            "\n## {}\n\n`{}` ({}) — {}\n\nFails:\n\n```sluice\n{}```\n\n```text\n{}```\n\nFixed:\n\n```sluice\n{}```\n",
+            "\n## {}\n\n`{}` ({}) — {}\n\nFails:\n\n```{lang}\n{}```\n\n```text\n{}```\n\nFixed:\n\n```{lang}\n{}```\n",
             info.code.short(),
             info.id,
             info.name,

@@ -101,7 +101,10 @@ impl Call {
 
     /// Parses and validates a call from JSON text.
     pub fn from_json(text: &str) -> Result<Call, CallError> {
-        let call: Call = serde_json::from_str(text).map_err(|e| CallError::Json(e.to_string()))?;
+        // Read strictly first: a repeated key is refused rather than resolved either way.
+        let value = crate::json::from_str(text).map_err(|e| CallError::Json(e.to_string()))?;
+        let call: Call =
+            serde_json::from_value(value).map_err(|e| CallError::Json(e.to_string()))?;
         call.validate()?;
         Ok(call)
     }

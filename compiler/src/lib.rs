@@ -1,6 +1,7 @@
 //! The Sluice policy language: parser, checker, linter, predicate IR and reference interpreter.
 
 pub mod ast;
+pub mod builtin;
 pub mod call;
 pub mod check;
 pub mod db;
@@ -11,6 +12,7 @@ pub mod format;
 pub mod interp;
 pub mod ir;
 pub mod jit;
+pub mod json;
 pub mod lint;
 pub mod load;
 pub mod lower;

@@ -37,6 +37,11 @@ pub enum LoadError {
     Empty(String),
     #[error("no `.sluice` files found in {0}")]
     NoPolicies(String),
+    #[error("there is no built-in policy set `{name}`{}", suggestion.map_or(String::new(), |s| format!(" (did you mean `builtin:{s}`?)")))]
+    NoBuiltin {
+        name: String,
+        suggestion: Option<&'static str>,
+    },
 }
 
 /// The policy sets named by `paths`.
@@ -45,6 +50,14 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<SetSource>, LoadError> {
     let mut loose = Vec::new();
     for path in paths {
         let shown = path.display().to_string();
+        if let Some(name) = shown.strip_prefix(crate::builtin::PREFIX) {
+            let set = crate::builtin::set(name).ok_or_else(|| LoadError::NoBuiltin {
+                name: name.to_string(),
+                suggestion: crate::builtin::suggest(name),
+            })?;
+            sets.push(set.source());
+            continue;
+        }
         if !path.exists() {
             return Err(LoadError::Missing(shown));
         }
@@ -142,8 +155,14 @@ impl Compiled {
     }
 }
 
+/// A file's text: from disk, or from the binary for a built-in set's file (`builtin:…`).
 pub fn read_text(path: &Path) -> Result<String, LoadError> {
     let shown = path.display().to_string();
+    if shown.starts_with(crate::builtin::PREFIX) {
+        return crate::builtin::BuiltinSet::text(&shown)
+            .map(str::to_string)
+            .ok_or(LoadError::Missing(shown));
+    }
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => LoadError::Missing(shown.clone()),
         _ => LoadError::Unreadable(shown.clone(), e.to_string()),

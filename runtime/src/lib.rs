@@ -6,6 +6,8 @@
 pub mod approval;
 pub mod batch;
 pub mod call;
+pub mod chain;
+pub mod config;
 pub mod events;
 pub mod execute;
 pub mod gate;

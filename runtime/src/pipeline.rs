@@ -188,6 +188,24 @@ impl RuntimeBuilder {
         (self, handle)
     }
 
+    /// Loads every set of the project configuration, in its chain order and at its scope: the
+    /// same chain `sluice eval` and the integrations judge with. The host fills a call's missing
+    /// context with [`Config::fill_context`](crate::config::Config::fill_context).
+    pub fn from_config(
+        mut self,
+        config: &crate::config::Config,
+        backend: sluice_compiler::jit::Backend,
+    ) -> Result<(Self, Vec<PolicyHandle>), crate::config::ConfigError> {
+        let mut handles = Vec::new();
+        for (source, scope) in config.set_sources()? {
+            let policy = crate::config::load_set(&source, backend)?;
+            let handle;
+            (self, handle) = self.policy(scope, policy);
+            handles.push(handle);
+        }
+        Ok((self, handles))
+    }
+
     pub fn build(self) -> Runtime {
         self.runtime
     }

@@ -3,6 +3,7 @@
 //! replaced atomically (hot reload): each call takes a [`Snapshot`] of every set when it starts
 //! and finishes under it; a set that fails to compile leaves the old one in force.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -30,6 +31,8 @@ use crate::result::NormalizedResult;
 pub struct LoadedPolicy {
     pub name: String,
     pub executable: Executable,
+    /// The tools the set declares: a call to any other is `undeclared` for this set.
+    declared: BTreeSet<String>,
 }
 
 /// Why a policy set could not be loaded.
@@ -79,12 +82,19 @@ impl LoadedPolicy {
         Self::from_compiled(Database::default().load(source)?, backend)
     }
 
-    fn from_compiled(
+    /// Whether the set declares `tool`.
+    pub fn declares(&self, tool: &str) -> bool {
+        self.declared.contains(tool)
+    }
+
+    /// A compiled set, if it compiled without errors.
+    pub fn from_compiled(
         compiled: sluice_compiler::load::Compiled,
         backend: Backend,
     ) -> Result<LoadedPolicy, PolicyError> {
         match compiled.program.clone() {
             Some(program) if !compiled.has_errors() => Ok(LoadedPolicy {
+                declared: compiled.checked.decls.tools.keys().cloned().collect(),
                 name: compiled.name,
                 executable: Executable::new(program, backend),
             }),

@@ -1,96 +1,185 @@
-//! `sluice eval`: evaluate calls against one policy set and print outcomes as JSON.
+//! `sluice eval`: judge calls with a chain of policy sets and print outcomes as JSON.
 
 use std::io::{BufRead, Read, Write};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use sluice_compiler::call::Call;
-use sluice_compiler::db::Database;
-use sluice_compiler::executable::Executable;
+use sluice_compiler::decision::Decision;
 use sluice_compiler::interp::explain;
-use sluice_compiler::ir::Program;
-use sluice_compiler::jit::Backend;
-use sluice_compiler::load::{Compiled, discover};
+use sluice_compiler::load::read_text;
+use sluice_runtime::chain::{Chain, ChainOutcome};
+use sluice_runtime::config::Config;
 
-use super::report::human;
-use super::{CliError, exit};
+use super::CliError;
+use super::chain::{self, ChainArgs};
+
+/// How the call is given and completed.
+pub struct CallArgs<'a> {
+    /// A file holding the call, or `-` for standard input.
+    pub source: &'a str,
+    /// `--command`: the `bash` call is built from this line.
+    pub command: Option<&'a str>,
+    /// `--context KEY=VALUE`, in order.
+    pub context: &'a [String],
+    pub agent: Option<&'a str>,
+    pub labels: &'a [String],
+}
+
+/// How the outcome is printed.
+pub struct Output {
+    pub jsonl: bool,
+    pub explain: bool,
+    pub exit_code: bool,
+}
+
+/// Exit statuses with `--exit-code` (documented in README and lang-spec/eval-json.md).
+const EXIT_ASK: u8 = 3;
+const EXIT_DENY: u8 = 4;
 
 pub fn run(
-    policy: &[PathBuf],
-    call_source: &str,
-    jsonl: bool,
-    explain: bool,
-    backend: Backend,
+    sets: &ChainArgs<'_>,
+    call: &CallArgs<'_>,
+    output: &Output,
 ) -> Result<ExitCode, CliError> {
-    let sets = discover(policy).map_err(|e| e.to_string())?;
-    let [source] = sets.as_slice() else {
-        let names: Vec<String> = sets.iter().map(|s| format!("`{}`", s.name)).collect();
-        return Err(format!(
-            "`eval` takes one policy set, found {}: {}",
-            sets.len(),
-            names.join(", ")
-        ));
+    let overrides = Overrides::parse(call)?;
+    let (chain, config) = chain::load(sets)?;
+    let judge = Judge {
+        chain: &chain,
+        config: config.as_ref(),
+        overrides: &overrides,
     };
-    let mut db = Database::default();
-    let compiled = db.load(source).map_err(|e| e.to_string())?;
-    let Some(program) = compiled.program.clone().filter(|_| !compiled.has_errors()) else {
-        let errors = compiled.errors();
-        eprintln!("{}", human(&errors, &compiled.sources));
-        return Err(format!("policy set `{}` does not compile", compiled.name));
-    };
-    let executable = Executable::new(program.clone(), backend);
-    let mut input: Box<dyn Read> = if call_source == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(
-            std::fs::File::open(call_source)
-                .map_err(|e| format!("cannot read `{call_source}`: {e}"))?,
-        )
-    };
-    if jsonl {
-        return stream(&compiled, &executable, &mut std::io::BufReader::new(input));
+    if output.jsonl {
+        let input = open(call.source)?;
+        return stream(
+            &judge,
+            &mut std::io::BufReader::new(input),
+            output.exit_code,
+        );
     }
-    let mut bytes = Vec::new();
-    input
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the call: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "the call is not valid UTF-8".to_string())?;
-    if text.trim().is_empty() {
-        return Err("the call is empty: give a JSON object with `tool` and `args`".into());
-    }
-    let call = parse_call(&compiled, &text)?;
-    let outcome = executable.evaluator().evaluate(&call);
-    if explain {
-        print_explanation(&compiled, &program, &call, &outcome);
+    let call = match call.command {
+        Some(line) => Call::new("bash", json!({ "command": line })),
+        None => {
+            let mut bytes = Vec::new();
+            open(call.source)?
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read the call: {e}"))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| "the call is not valid UTF-8".to_string())?;
+            if text.trim().is_empty() {
+                return Err("the call is empty: give a JSON object with `tool` and `args`, or use `--command`".into());
+            }
+            Call::from_json(&text).map_err(|e| format!("invalid call: {e}"))?
+        }
+    };
+    let call = judge.complete(call);
+    let outcome = chain.evaluate(&call);
+    if output.explain {
+        print_explanation(&chain, &call, &outcome);
     } else {
         let out = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
         outln!("{out}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if output.exit_code {
+        decision_exit(outcome.decision)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
-fn parse_call(compiled: &Compiled, text: &str) -> Result<Call, String> {
-    let call = Call::from_json(text).map_err(|e| format!("invalid call: {e}"))?;
-    if !compiled.checked.decls.tools.contains_key(&call.tool) {
-        return Err(format!(
-            "unknown tool `{}`: policy set `{}` does not declare it",
-            call.tool, compiled.name
-        ));
+fn open(source: &str) -> Result<Box<dyn Read>, CliError> {
+    Ok(if source == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(source).map_err(|e| format!("cannot read `{source}`: {e}"))?)
+    })
+}
+
+fn decision_exit(decision: Decision) -> ExitCode {
+    match decision {
+        Decision::Allow | Decision::Delegate => ExitCode::SUCCESS,
+        Decision::Ask => ExitCode::from(EXIT_ASK),
+        Decision::Deny => ExitCode::from(EXIT_DENY),
     }
-    Ok(call)
+}
+
+/// What the command line adds to every call: `--context`, `--agent`, `--label`.
+struct Overrides {
+    context: Vec<(String, Value)>,
+    agent: Option<String>,
+    labels: Vec<String>,
+}
+
+impl Overrides {
+    fn parse(call: &CallArgs<'_>) -> Result<Overrides, CliError> {
+        let mut context = Vec::new();
+        for pair in call.context {
+            let Some((key, value)) = pair.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+                return Err(format!("`--context {pair}` is not `KEY=VALUE`"));
+            };
+            // A value that reads as JSON is that value (`hosts=["a","b"]`, `n=3`); any other is a
+            // string (`workspace=/w`).
+            let value =
+                serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+            context.push((key.to_string(), value));
+        }
+        Ok(Overrides {
+            context,
+            agent: call.agent.map(str::to_string),
+            labels: call.labels.to_vec(),
+        })
+    }
+}
+
+struct Judge<'a> {
+    chain: &'a Chain,
+    config: Option<&'a Config>,
+    overrides: &'a Overrides,
+}
+
+impl Judge<'_> {
+    /// The call as judged: the command line's context and agent over the call's, then the
+    /// configuration's sources for whatever is still missing.
+    fn complete(&self, mut call: Call) -> Call {
+        if let Value::Object(fields) = &mut call.context {
+            for (key, value) in &self.overrides.context {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+        if let Some(agent) = &self.overrides.agent {
+            call.agent.id = agent.clone();
+        }
+        call.agent
+            .labels
+            .extend(self.overrides.labels.iter().cloned());
+        if let Some(config) = self.config {
+            let cwd = call
+                .args
+                .get("cwd")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            config.fill_context(&mut call.context, cwd.as_deref());
+        }
+        call
+    }
+
+    fn line(&self, text: &str) -> Result<ChainOutcome, String> {
+        let call = Call::from_json(text).map_err(|e| format!("invalid call: {e}"))?;
+        Ok(self.chain.evaluate(&self.complete(call)))
+    }
 }
 
 /// One outcome per input line; a bad line gets an error object and the stream goes on.
 fn stream(
-    compiled: &Compiled,
-    executable: &Executable,
+    judge: &Judge<'_>,
     input: &mut dyn BufRead,
+    exit_code: bool,
 ) -> Result<ExitCode, CliError> {
-    let evaluator = executable.evaluator();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut all_ok = true;
+    let mut strictest = Decision::Delegate;
     let mut buffer = Vec::new();
     let mut line_number = 0usize;
     loop {
@@ -105,11 +194,14 @@ fn stream(
         let record = match std::str::from_utf8(&buffer) {
             Err(_) => Err("line is not valid UTF-8".to_string()),
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => parse_call(compiled, text).map(|call| evaluator.evaluate(&call)),
+            Ok(text) => judge.line(text),
         };
         let line = match record {
-            Ok(outcome) => serde_json::to_value(&outcome)
-                .unwrap_or_else(|e| json!({ "line": line_number, "error": e.to_string() })),
+            Ok(outcome) => {
+                strictest = strictest.max(outcome.decision);
+                serde_json::to_value(&outcome)
+                    .unwrap_or_else(|e| json!({ "line": line_number, "error": e.to_string() }))
+            }
             Err(error) => {
                 all_ok = false;
                 json!({ "line": line_number, "error": error })
@@ -119,18 +211,45 @@ fn stream(
             .and_then(|()| out.flush())
             .map_err(|e| format!("cannot write: {e}"))?;
     }
-    Ok(exit(all_ok))
+    Ok(match (all_ok, exit_code) {
+        (false, _) => ExitCode::from(1),
+        (true, true) => decision_exit(strictest),
+        (true, false) => ExitCode::SUCCESS,
+    })
 }
 
-fn print_explanation(
-    compiled: &Compiled,
-    program: &Program,
-    call: &Call,
-    outcome: &sluice_compiler::decision::Outcome,
-) {
+fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
     outln!("decision: {}", outcome.decision.as_str());
     if let Some(reason) = &outcome.reason {
         outln!("reason:   {reason}");
+    }
+    if let Some(set) = &outcome.decided_by {
+        outln!("decided by: {set}");
+    }
+    if outcome.undeclared {
+        outln!(
+            "tool:     `{}` is declared by no set: only rules on globs and `*` apply",
+            outcome.tool
+        );
+    }
+    if chain.links().len() > 1 {
+        outln!("sets, in chain order:");
+        for set in &outcome.sets {
+            let said = if !set.applies {
+                "not asked (its scope does not govern this agent)".to_string()
+            } else {
+                let by = set
+                    .rule
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" by {r}"));
+                let vetoes = match set.vetoes {
+                    0 => String::new(),
+                    n => format!(", {n} gate veto{}", if n == 1 { "" } else { "es" }),
+                };
+                format!("{}{by}{vetoes}", set.precheck.as_str())
+            };
+            outln!("  {}  =>  {said}", set.set);
+        }
     }
     if !outcome.parts.is_empty() {
         outln!("parts:");
@@ -143,7 +262,11 @@ fn print_explanation(
         }
     }
     let Some(meta) = &outcome.rule else {
-        outln!("no rule matched: the policy set delegates to the next link of the chain");
+        outln!(
+            "no rule matched: every set delegates, so this chain has no opinion on the call; \
+             at the end of a chain a delegated call is allowed (the runtime runs it, gates permitting), \
+             and a hook leaves it to the agent's own permissions"
+        );
         return;
     };
     outln!(
@@ -153,7 +276,7 @@ fn print_explanation(
         meta.file,
         meta.line
     );
-    let text = compiled.sources.get(&meta.file).unwrap_or("");
+    let text = read_text(Path::new(&*meta.file)).unwrap_or_default();
     for (i, line) in text
         .get(meta.span.range())
         .unwrap_or("")
@@ -162,7 +285,19 @@ fn print_explanation(
     {
         outln!("  {:>4} | {line}", meta.line as usize + i);
     }
-    if let Some(rule) = program.rules.iter().find(|r| r.meta.name == meta.name) {
+    let program = chain
+        .links()
+        .iter()
+        .map(|link| link.policy.executable.program())
+        .find(|program| {
+            program
+                .rules
+                .iter()
+                .any(|r| r.meta.file == meta.file && r.meta.name == meta.name)
+        });
+    if let Some(program) = program
+        && let Some(rule) = program.rules.iter().find(|r| r.meta.name == meta.name)
+    {
         outln!("conditions:");
         for step in explain(program, rule, call) {
             let source = text
@@ -188,6 +323,19 @@ fn print_explanation(
         outln!("also matched: {}", others.join(", "));
     }
     for veto in &outcome.gates {
-        outln!("gate {} vetoed: {}", veto.rule.name, veto.reason);
+        outln!(
+            "gate {} ({}) vetoed: {}",
+            veto.veto.rule.name,
+            veto.set,
+            veto.veto.reason
+        );
+    }
+    for error in &outcome.errors {
+        outln!(
+            "error in {} ({}): {}",
+            error.failure.rule.name,
+            error.set,
+            error.failure.error
+        );
     }
 }

@@ -3,10 +3,12 @@
 #[macro_use]
 mod output;
 
+mod chain;
 mod check;
 mod compile;
 mod eval;
 mod fmt;
+mod init;
 mod lsp;
 mod report;
 mod test;
@@ -46,30 +48,60 @@ enum Command {
     },
     /// Run the policies' examples and test blocks
     Test {
+        /// Policy files, directories or built-in sets (`builtin:git-guard`)
         #[arg(default_value = ".")]
         paths: Vec<PathBuf>,
+        /// Test the sets of this configuration instead
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// Test again whenever a policy file changes
         #[arg(long)]
         watch: bool,
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
     },
-    /// Evaluate calls (JSON) against one policy set and print the outcome as JSON
+    /// Judge calls (JSON) with a chain of policy sets and print the outcome as JSON
     Eval {
-        /// The policy set: files or one directory
-        #[arg(long, required = true, num_args = 1..)]
+        /// Policy sets in chain order: files, directories or built-in sets (`builtin:git-guard`);
+        /// without it, the sets of the configuration
+        #[arg(long, num_args = 1..)]
         policy: Vec<PathBuf>,
+        /// The configuration (default: the nearest `sluice.toml` from here up)
+        #[arg(long, conflicts_with = "policy")]
+        config: Option<PathBuf>,
         /// A file holding the call, or `-` for standard input
         #[arg(long, default_value = "-")]
         call: String,
+        /// Judge a `bash` call running this command line
+        #[arg(long, conflicts_with_all = ["call", "jsonl"])]
+        command: Option<String>,
+        /// Set a context field (repeatable); a value that reads as JSON is that value
+        #[arg(long = "context", value_name = "KEY=VALUE")]
+        context: Vec<String>,
+        /// The agent's id
+        #[arg(long)]
+        agent: Option<String>,
+        /// Add a label to the agent (repeatable)
+        #[arg(long = "label", value_name = "LABEL")]
+        labels: Vec<String>,
         /// Read one call per line and write one outcome per line
         #[arg(long)]
         jsonl: bool,
-        /// Explain the decision: the deciding rule, its source and its sub-conditions' values
+        /// Explain the decision: each set's verdict, the deciding rule, its source and its
+        /// sub-conditions' values
         #[arg(long, conflicts_with = "jsonl")]
         explain: bool,
+        /// Exit 0 for allow or delegate, 3 for ask, 4 for deny (with `--jsonl`, the strictest)
+        #[arg(long)]
+        exit_code: bool,
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
+    },
+    /// Write a commented starter `sluice.toml` in the working directory
+    Init {
+        /// Replace an existing `sluice.toml`
+        #[arg(long)]
+        force: bool,
     },
     /// Serve the Language Server Protocol over stdin and stdout, for editors
     Lsp,
@@ -137,16 +169,48 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         } => check::run(&paths, deny_warnings, format, watch),
         Command::Test {
             paths,
+            config,
             watch,
             backend,
-        } => test::run(&paths, watch, backend.into()),
+        } => {
+            let paths = match config {
+                Some(path) => chain::config(Some(&path))?.set_paths(),
+                None => paths,
+            };
+            test::run(&paths, watch, backend.into())
+        }
         Command::Eval {
             policy,
+            config,
             call,
+            command,
+            context,
+            agent,
+            labels,
             jsonl,
             explain,
+            exit_code,
             backend,
-        } => eval::run(&policy, &call, jsonl, explain, backend.into()),
+        } => eval::run(
+            &chain::ChainArgs {
+                policy: &policy,
+                config: config.as_deref(),
+                backend: backend.into(),
+            },
+            &eval::CallArgs {
+                source: &call,
+                command: command.as_deref(),
+                context: &context,
+                agent: agent.as_deref(),
+                labels: &labels,
+            },
+            &eval::Output {
+                jsonl,
+                explain,
+                exit_code,
+            },
+        ),
+        Command::Init { force } => init::run(force),
         Command::Compile { paths, emit } => compile::run(&paths, emit),
         Command::Lsp => lsp::run(),
         Command::Fmt { paths, check } => fmt::run(&paths, check),

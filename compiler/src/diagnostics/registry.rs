@@ -102,6 +102,12 @@ registry! {
         "A `for … in` clause, which judges each part on its own, is written on a rule that is not a pre-check.";
     InvalidEffectRow = "E0026", Error, "invalid-effect-row",
         "A row of an `effects` declaration is not a valid row of the shell effect table.";
+    ConfigSyntax = "E0030", Error, "config-syntax",
+        "The configuration file (`sluice.toml`) is not valid TOML.";
+    ConfigUnknownKey = "E0031", Error, "config-unknown-key",
+        "The configuration has a key that Sluice does not know, often a misspelt one.";
+    ConfigValue = "E0032", Error, "config-invalid-value",
+        "A configuration value has the wrong type, names a set that cannot be found, or is not one of the values its key takes.";
     NeverMatches = "W0001", Warning, "never-matches",
         "A rule's condition is false for every call, so the rule never applies.";
     ShadowedAllow = "W0002", Warning, "shadowed-allow",

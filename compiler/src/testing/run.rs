@@ -47,10 +47,16 @@ pub fn run_tests(set: &CheckedSet, evaluate: &dyn Fn(&Call) -> Outcome) -> Vec<T
         .iter()
         .map(|test| {
             let outcome = evaluate(&test_call(test));
+            // A test that states the reason may expect a rule to fail closed; any other verdict
+            // that a policy error decided fails (see `unmet`).
+            let states_reason = test
+                .expects
+                .iter()
+                .any(|(e, _)| matches!(e, Expect::Reason(_)));
             let failures = test
                 .expects
                 .iter()
-                .filter_map(|(expect, _)| unmet(expect, &outcome))
+                .filter_map(|(expect, _)| unmet(expect, &outcome, states_reason))
                 .collect();
             TestReport {
                 name: test.name.clone(),
@@ -69,7 +75,7 @@ pub fn run_with_interpreter(set: &CheckedSet, program: &Program) -> Vec<TestRepo
     run_tests(set, &|call| interpreter.evaluate(call))
 }
 
-fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
+fn unmet(expect: &Expect, outcome: &Outcome, states_reason: bool) -> Option<String> {
     let post = outcome.postcheck.as_ref();
     let deciding = || {
         outcome
@@ -80,11 +86,19 @@ fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
             })
     };
     match expect {
-        Expect::Verdict(word) => (outcome.decision.as_str() != word).then(|| {
+        Expect::Verdict(word) if outcome.decision.as_str() != word => Some(format!(
+            "expected {word}, got {} ({})",
+            outcome.decision.as_str(),
+            deciding()
+        )),
+        // A rule that failed closed denies, but a test must not pass for the wrong reason.
+        Expect::Verdict(_) if states_reason => None,
+        Expect::Verdict(_) => failed_closed(outcome).map(|failure| {
             format!(
-                "expected {word}, got {} ({})",
+                "got {}, but only because rule `{}` failed to evaluate: {} (give the test the fields and context the rule reads, or state the policy error with `expect reason`)",
                 outcome.decision.as_str(),
-                deciding()
+                failure.rule.name,
+                failure.error
             )
         }),
         Expect::Concurrent(expected) => (outcome.concurrent != *expected).then(|| {
@@ -181,4 +195,13 @@ fn unmet(expect: &Expect, outcome: &Outcome) -> Option<String> {
             None => Some("expected a post-check outcome".into()),
         },
     }
+}
+
+/// The evaluation error behind the decision, when the deciding rule failed closed.
+fn failed_closed(outcome: &Outcome) -> Option<&crate::decision::EvalFailure> {
+    let rule = outcome.rule.as_ref()?;
+    outcome
+        .errors
+        .iter()
+        .find(|failure| failure.rule.name == rule.name && failure.rule.file == rule.file)
 }
