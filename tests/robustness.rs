@@ -198,6 +198,93 @@ proptest! {
     }
 }
 
+/// Pieces of configuration text, right and wrong, for the configuration's property test.
+fn config_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "[[policy]]\n",
+            "[policy]\n",
+            "[[polcy]]\n",
+            "[context]\n",
+            "set = \"builtin:git-guard\"\n",
+            "set = \"builtin:nope\"\n",
+            "set = 3\n",
+            "scope = \"agent:a\"\n",
+            "scope = \"x:\"\n",
+            "home = \"$home\"\n",
+            "w = \"$bogus\"\n",
+            "d = 1979-05-27\n",
+            "l = [1, [2, {a = 3}]]\n",
+            "\"quoted key\" = true\n",
+            "= =\n",
+            "[[\n",
+            "x = inf\n",
+            "f = 1.5e3\n",
+        ])
+        .prop_map(str::to_string),
+        "\\PC{0,20}",
+    ]
+}
+
+/// Every shipped set, as one chain.
+fn shipped_chain() -> sluice::runtime::chain::Chain {
+    let mut chain = sluice::runtime::chain::Chain::new();
+    for set in sluice::compiler::builtin::SETS {
+        let policy = sluice::runtime::config::load_set(
+            &set.source(),
+            sluice::compiler::jit::Backend::Interp,
+        )
+        .expect("shipped sets compile");
+        chain.push(
+            sluice::runtime::registry::Scope::Global,
+            std::sync::Arc::new(policy),
+        );
+    }
+    chain
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_configuration_text_is_a_config_or_coded_diagnostics(pieces in prop::collection::vec(config_piece(), 0..12)) {
+        let text = pieces.concat();
+        match sluice::runtime::config::Config::parse(std::path::Path::new("sluice.toml"), text) {
+            Ok(config) => prop_assert!(!config.sets.is_empty()),
+            Err(sluice::runtime::config::ConfigError::Invalid { diagnostics, .. }) => {
+                prop_assert!(!diagnostics.is_empty());
+                for d in diagnostics {
+                    prop_assert!(matches!(d.code.short(), "E0030" | "E0031" | "E0032"), "{:?}", d);
+                    prop_assert!(!d.help.is_empty());
+                }
+            }
+            Err(other) => prop_assert!(false, "unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn random_calls_through_the_whole_shipped_chain_never_panic(
+        tool in prop::sample::select(vec!["bash", "read_file", "write_file", "fetch", "mcp__x__y", "other"]),
+        args in arbitrary_json(3),
+        context in arbitrary_json(2),
+        content in "\\PC{0,64}",
+    ) {
+        thread_local! { static CHAIN: sluice::runtime::chain::Chain = shipped_chain(); }
+        let mut call = Call::new(tool, args);
+        if !call.args.is_object() {
+            call.args = serde_json::json!({ "command": call.args, "path": call.args, "url": call.args });
+        }
+        call.context = if context.is_object() { context } else { serde_json::json!({ "workspace": context }) };
+        call.result = Some(sluice::ToolResult::ok(content));
+        let outcome = CHAIN.with(|chain| chain.evaluate(&call));
+        prop_assert_eq!(outcome.sets.len(), sluice::compiler::builtin::SETS.len());
+        // An evaluation error in the set that decided fails closed.
+        if let Some(decider) = &outcome.decided_by && outcome.errors.iter().any(|e| &e.set == decider) {
+            prop_assert!(outcome.decision == sluice::Decision::Deny || outcome.gates.iter().any(|g| &g.set == decider));
+        }
+    }
+}
+
 fn arbitrary_json(depth: u32) -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(serde_json::Value::Null),

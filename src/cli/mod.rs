@@ -11,6 +11,8 @@ mod fmt;
 mod init;
 mod lsp;
 mod report;
+mod rules;
+mod shell;
 mod test;
 mod watch;
 
@@ -22,7 +24,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "sluice",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SLUICE_COMMIT"), ")"),
     about = "Check, test and evaluate Sluice policies for AI agents' tool calls"
 )]
 pub struct Cli {
@@ -96,6 +98,33 @@ enum Command {
         exit_code: bool,
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
+    },
+    /// Show what `shell(...)` sees of a command line: each part's argv, flags, paths, redirects,
+    /// wrappers, effects, and why it is unresolved
+    Shell {
+        /// The command line
+        line: String,
+        /// The directory it runs in (paths are resolved against it)
+        #[arg(long)]
+        cwd: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// List every rule with its kind, tools, effect, file and line
+    Rules {
+        /// Policy files, directories or built-in sets
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// List the rules of this configuration's sets instead
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Print a completion script for a shell
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Write a commented starter `sluice.toml` in the working directory
     Init {
@@ -211,6 +240,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             },
         ),
         Command::Init { force } => init::run(force),
+        Command::Shell { line, cwd, format } => shell::run(&line, cwd.as_deref(), format),
+        Command::Rules {
+            paths,
+            config,
+            format,
+        } => {
+            let paths = match config {
+                Some(path) => chain::config(Some(&path))?.set_paths(),
+                None => paths,
+            };
+            rules::run(&paths, format)
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "sluice", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compile { paths, emit } => compile::run(&paths, emit),
         Command::Lsp => lsp::run(),
         Command::Fmt { paths, check } => fmt::run(&paths, check),
