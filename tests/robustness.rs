@@ -12,14 +12,36 @@ use proptest::prelude::*;
 use sluice::compiler::call::Call;
 use sluice::{Database, Evaluator};
 
-const SHIPPED: &[&str] = &[
-    include_str!("../policies/coding-agent/coding-agent.sluice"),
-    include_str!("../policies/readonly/readonly.sluice"),
-    include_str!("../policies/secrets-redaction/secrets-redaction.sluice"),
-    include_str!("../policies/network/network.sluice"),
-    include_str!("../policies/shell-safety/shell-safety.sluice"),
-    include_str!("../policies/git-guard/git-guard.sluice"),
-    include_str!("fixtures/tour.sluice"),
+/// The shipped sets by their paths, so that their imports resolve.
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "policies/coding-agent/coding-agent.sluice",
+        include_str!("../policies/coding-agent/coding-agent.sluice"),
+    ),
+    (
+        "policies/readonly/readonly.sluice",
+        include_str!("../policies/readonly/readonly.sluice"),
+    ),
+    (
+        "policies/secrets-redaction/secrets-redaction.sluice",
+        include_str!("../policies/secrets-redaction/secrets-redaction.sluice"),
+    ),
+    (
+        "policies/network/network.sluice",
+        include_str!("../policies/network/network.sluice"),
+    ),
+    (
+        "policies/shell-safety/shell-safety.sluice",
+        include_str!("../policies/shell-safety/shell-safety.sluice"),
+    ),
+    (
+        "policies/git-guard/git-guard.sluice",
+        include_str!("../policies/git-guard/git-guard.sluice"),
+    ),
+    (
+        "tests/fixtures/tour.sluice",
+        include_str!("fixtures/tour.sluice"),
+    ),
 ];
 
 /// Compiles text through the whole front end: parse, check, lower, lint, examples, tests.
@@ -149,7 +171,7 @@ proptest! {
         which in 0..SHIPPED.len(),
         edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, token()), 1..8),
     ) {
-        let mut text = SHIPPED[which].to_string();
+        let mut text = SHIPPED[which].1.to_string();
         for (at, kind, insert) in edits {
             let mut at = at.index(text.len().max(1)).min(text.len());
             while !text.is_char_boundary(at) {
@@ -181,7 +203,7 @@ proptest! {
         content in "\\PC{0,64}",
     ) {
         let mut db = Database::default();
-        let compiled = db.compile_texts("p", vec![("p.sluice".into(), SHIPPED[which].to_string())]);
+        let compiled = db.compile_texts("p", vec![(SHIPPED[which].0.into(), SHIPPED[which].1.to_string())]);
         let program = compiled.program.expect("shipped policies compile");
         let mut call = Call::new(tool, args);
         if !call.args.is_object() {
@@ -326,7 +348,7 @@ fn arbitrary_json(depth: u32) -> impl Strategy<Value = serde_json::Value> {
 #[test]
 fn huge_arguments_are_handled() {
     let mut db = Database::default();
-    let compiled = db.compile_texts("p", vec![("p.sluice".into(), SHIPPED[0].to_string())]);
+    let compiled = db.compile_texts("p", vec![(SHIPPED[0].0.into(), SHIPPED[0].1.to_string())]);
     let program = compiled.program.expect("compiles");
     let huge = "rm -rf ./x ".repeat(100_000);
     let mut call = Call::new("bash", serde_json::json!({ "command": huge }));

@@ -17,6 +17,9 @@ use crate::ir::Program;
 
 pub const EXTENSION: &str = "sluice";
 
+/// The most files one set may hold with its imports: a bound on hostile import chains.
+const MAX_FILES: usize = 256;
+
 /// Files that make one policy set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SetSource {
@@ -180,12 +183,14 @@ impl Database {
         Ok(self.compile_texts(&source.name, files))
     }
 
-    /// Compiles a set given as texts; schema files are read from disk relative to each file.
+    /// Compiles a set given as texts; schema files are read from disk relative to each file, and
+    /// so are the files they import.
     pub fn compile_texts(&mut self, name: &str, files: Vec<(String, String)>) -> Compiled {
         let inputs: Vec<SourceFile> = files
             .into_iter()
             .map(|(path, text)| SourceFile::new(self, path, text))
             .collect();
+        let inputs = self.with_imports(inputs);
         let set = PolicySet::new(self, inputs.clone(), BTreeMap::new());
         db::parse_pieces_in_parallel(self, &inputs);
         let schemas = self.read_schemas(&inputs);
@@ -194,6 +199,31 @@ impl Database {
         }
         db::analyse_rules_in_parallel(self, set);
         self.compiled(name, set)
+    }
+
+    /// The files and every file they import, transitively, each once and in the order met. A
+    /// file that cannot be read is left out: the checker reports its import (`E0033`).
+    fn with_imports(&self, mut inputs: Vec<SourceFile>) -> Vec<SourceFile> {
+        let mut seen: std::collections::BTreeSet<String> =
+            inputs.iter().map(|f| f.path(self).clone()).collect();
+        let mut next = 0;
+        while let Some(file) = inputs.get(next).copied() {
+            next += 1;
+            let importer = file.path(self).clone();
+            let targets: Vec<String> =
+                crate::check::imports_of(&db::parse(self, file).outline.items)
+                    .map(|import| crate::check::import_key(&importer, &import.path))
+                    .collect();
+            for key in targets {
+                if inputs.len() >= MAX_FILES || !seen.insert(key.clone()) {
+                    continue;
+                }
+                if let Ok(text) = read_policy(Path::new(&key)) {
+                    inputs.push(SourceFile::new(self, key, text));
+                }
+            }
+        }
+        inputs
     }
 
     /// The schema files the given files name, read from disk (or why they could not be).
@@ -287,7 +317,7 @@ impl OpenTexts {
                     .into_iter()
                     .map(|(path, text)| SourceFile::new(db, path, text))
                     .collect();
-                let set = PolicySet::new(db, inputs.clone(), BTreeMap::new());
+                let set = PolicySet::new(db, db.with_imports(inputs.clone()), BTreeMap::new());
                 self.sets.insert(name.to_string(), (set, inputs.clone()));
                 (set, inputs)
             }
@@ -334,7 +364,7 @@ impl Workspace {
                     read_policy(path)?,
                 ));
             }
-            let set = PolicySet::new(db, files.clone(), BTreeMap::new());
+            let set = PolicySet::new(db, db.with_imports(files.clone()), BTreeMap::new());
             let schemas = db.read_schemas(&files);
             set.set_schemas(db).to(schemas);
             sets.push(OpenSet { source, set, files });

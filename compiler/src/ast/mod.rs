@@ -29,6 +29,7 @@ pub struct Header {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Item {
+    Import(ImportDecl),
     Tool(ToolDecl),
     Context(ContextDecl),
     Effects(EffectsDecl),
@@ -39,6 +40,7 @@ pub enum Item {
 impl Item {
     pub fn span(&self) -> Span {
         match self {
+            Item::Import(i) => i.span,
             Item::Tool(t) => t.span,
             Item::Context(c) => c.span,
             Item::Effects(e) => e.span,
@@ -46,6 +48,15 @@ impl Item {
             Item::Test(t) => t.span,
         }
     }
+}
+
+/// `import "PATH"`: the declarations of another file, shared with this set. `PATH` is relative to
+/// the importing file, or names a built-in set's file (`builtin:vocabulary/tools.sluice`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportDecl {
+    pub path: String,
+    pub path_span: Span,
+    pub span: Span,
 }
 
 /// `tool NAME { fields }` or `tool NAME from "schema.json"`.

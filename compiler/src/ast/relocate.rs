@@ -65,6 +65,10 @@ impl Relocate for Header {
 impl Relocate for Item {
     fn relocate(&mut self, from: u32, to: u32) {
         match self {
+            Item::Import(import) => {
+                import.path_span.relocate(from, to);
+                import.span.relocate(from, to);
+            }
             Item::Tool(tool) => tool.relocate(from, to),
             Item::Context(context) => context.relocate(from, to),
             Item::Effects(effects) => {

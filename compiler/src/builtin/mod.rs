@@ -54,6 +54,11 @@ pub const SETS: &[BuiltinSet] = &[
         ["network.sluice"]
     ),
     builtin!("readonly", "read-only agents", ["readonly.sluice"]),
+    builtin!(
+        "vocabulary",
+        "the standard tool declarations the other sets import",
+        ["tools.sluice"]
+    ),
 ];
 
 /// The shipped set called `name` (without the prefix).

@@ -28,6 +28,8 @@ pub struct ToolInfo {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Declarations {
     pub tools: BTreeMap<String, ToolInfo>,
+    /// The files of the set that some file imports: they share declarations and hold no rules.
+    pub imported: std::collections::BTreeSet<String>,
     pub context: Arc<Record>,
     /// Rows the set adds to the shell effect table, in set order.
     pub effects: Vec<EffectRow>,
@@ -101,6 +103,7 @@ pub fn collect_declarations(
     let mut decls = Declarations::default();
     let mut context = Record::default();
     let mut context_origin: BTreeMap<String, (String, Span)> = BTreeMap::new();
+    decls.imported = super::imports::check_imports(units, diagnostics);
     for unit in units {
         for item in &unit.outline.items {
             match item {
@@ -167,7 +170,7 @@ pub fn collect_declarations(
                         .effects
                         .extend(effect_rows(unit.path, rows, *span, diagnostics));
                 }
-                Item::Rule(_) | Item::Test(_) => {}
+                Item::Import(_) | Item::Rule(_) | Item::Test(_) => {}
             }
         }
     }

@@ -10,7 +10,9 @@ mod tests;
 mod typed;
 mod types;
 
+mod imports;
 pub use declarations::{Declarations, ToolInfo, agent_record, collect_declarations, result_record};
+pub use imports::{import_key, imported_item, imports_of};
 pub use rules::{
     CheckedSet, DeclarationView, DeclaredTool, PlacedRule, RuleCheck, RuleSite, SourceUnit,
     check_rule, check_set,

@@ -7,6 +7,7 @@ use salsa::Accumulator;
 
 use super::rule_queries::{check_rule, examples_rule, lint_rule, lower_rule, rules};
 use super::{Diagnostics, PolicySet, parse};
+use crate::ast::Relocate;
 use crate::check::{
     CheckedSet, Declarations, RuleSite, SourceUnit, check_set, collect_declarations,
 };
@@ -64,6 +65,11 @@ pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
         }
     }
     let mut diagnostics = Vec::new();
+    for site in sites.iter().filter(|s| decls.imported.contains(s.file)) {
+        let mut span = site.rule.name.span;
+        span.relocate(0, site.offset);
+        diagnostics.push(crate::check::imported_item(site.file, span, "rule"));
+    }
     let checked = check_set(
         &units(db, set),
         (**decls).clone(),

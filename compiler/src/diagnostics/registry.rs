@@ -108,6 +108,10 @@ registry! {
         "The configuration has a key that Sluice does not know, often a misspelt one.";
     ConfigValue = "E0032", Error, "config-invalid-value",
         "A configuration value has the wrong type, names a set that cannot be found, or is not one of the values its key takes.";
+    UnresolvedImport = "E0033", Error, "unresolved-import",
+        "An `import` names a file that does not exist or cannot be read.";
+    ImportHoldsRules = "E0034", Error, "import-holds-rules",
+        "A file that is imported holds a rule or a test; an imported file may hold only declarations.";
     NeverMatches = "W0001", Warning, "never-matches",
         "A rule's condition is false for every call, so the rule never applies.";
     ShadowedAllow = "W0002", Warning, "shadowed-allow",

@@ -19,6 +19,10 @@ impl Printer {
                 };
                 vec![(head + &shape, tool.span)]
             }
+            Item::Import(import) => vec![(
+                format!("import {}", string_literal(&import.path)),
+                import.span,
+            )],
             Item::Context(context) => vec![(
                 format!("context {}", record(&context.fields, 8, 0)),
                 context.span,

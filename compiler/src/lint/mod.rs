@@ -104,6 +104,10 @@ fn selector_matches_nothing(placed: &PlacedRule, set: &CheckedSet, out: &mut Vec
 }
 
 fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
+    // A set of declarations alone is a vocabulary that other sets import.
+    if set.selectors.is_empty() && set.tests.is_empty() {
+        return;
+    }
     // Selectors as written, so a rule that failed to check still counts as a use. Names are
     // compared as they are; only globs are compiled, each once.
     let (globs, names): (BTreeSet<&str>, BTreeSet<&str>) = set
@@ -116,7 +120,13 @@ fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
         .filter_map(|s| globset::Glob::new(s).ok())
         .map(|g| g.compile_matcher())
         .collect();
-    for tool in set.decls.tools.values() {
+    // A shared vocabulary declares tools for every set that imports it, used or not.
+    for tool in set
+        .decls
+        .tools
+        .values()
+        .filter(|t| !set.decls.imported.contains(&t.file))
+    {
         let used = names.contains(tool.name.as_str())
             || matchers.iter().any(|m| m.is_match(&tool.name))
             || set.tests.iter().any(|t| t.tool == tool.name);

@@ -76,6 +76,9 @@ pub(crate) fn build_file(
             builder.operators_left = MAX_OPERATORS;
             let result = match node.as_rule() {
                 Rule::header => builder.header(node).map(|h| file.header = Some(h)),
+                Rule::import_decl => builder
+                    .import_decl(node)
+                    .map(|i| file.items.push(Item::Import(i))),
                 Rule::tool_decl => builder
                     .tool_decl(node)
                     .map(|t| file.items.push(Item::Tool(t))),
@@ -113,6 +116,7 @@ fn is_keyword(kind_of: Rule) -> bool {
         kind_of,
         Rule::kw_policy
             | Rule::kw_tool
+            | Rule::kw_import
             | Rule::kw_from
             | Rule::kw_context
             | Rule::kw_on
@@ -180,6 +184,19 @@ impl Builder<'_> {
         Ok(Header {
             name,
             description,
+            span,
+        })
+    }
+
+    fn import_decl(&mut self, node: Node<'_>) -> Built<ImportDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let target = self.next(&mut it, span)?;
+        let path_span = self.span(&target);
+        let path = self.plain_string(target)?;
+        Ok(ImportDecl {
+            path,
+            path_span,
             span,
         })
     }

@@ -8,6 +8,7 @@ use crate::diagnostics::Diagnostic;
 /// The keywords that begin an item.
 pub const ITEM_KEYWORDS: &[&str] = &[
     "policy",
+    "import",
     "tool",
     "context",
     "effects",
