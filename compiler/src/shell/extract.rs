@@ -1,8 +1,10 @@
 //! Walking the bash syntax tree for the simple commands a line runs, in the order it runs them.
 
 use std::cell::RefCell;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::command::{Redirect, SimpleCommand};
 use super::normalize::{Cwd, normalize_command, resolve};
@@ -17,6 +19,11 @@ pub struct Limits {
     pub commands: usize,
     /// Bytes in one line: a longer line is one unresolved command, not parsed at all.
     pub bytes: usize,
+    /// Time the bash grammar may spend on one line, its `bash -c` scripts included. The
+    /// grammar's error recovery is super-linear on some hostile lines (a pipeline ending in `|`
+    /// thousands of times); past the budget the parse stops and the rest of the line is one
+    /// unresolved command. Plain lines take the fast path and never start the clock.
+    pub grammar_time: Duration,
 }
 
 impl Default for Limits {
@@ -25,9 +32,13 @@ impl Default for Limits {
             depth: 32,
             commands: 4_096,
             bytes: 1 << 20,
+            grammar_time: Duration::from_millis(GRAMMAR_MILLIS),
         }
     }
 }
+
+/// The default [`Limits::grammar_time`], in milliseconds (lang-spec/evaluation.md documents it).
+pub const GRAMMAR_MILLIS: u64 = 20;
 
 /// The simple commands `line` runs, with paths resolved against `cwd` when it is known.
 pub fn parse_command(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
@@ -58,6 +69,7 @@ fn walk(line: &str, cwd: Option<&str>, limits: Limits, fast: bool) -> Vec<Simple
         fast,
         out: Vec::new(),
         exhausted: None,
+        deadline: None,
     };
     let mut cwd = cwd.map(|c| resolve(c, None));
     walker.script(line, &mut cwd, 0);
@@ -86,6 +98,56 @@ fn with_parser<T>(f: impl FnOnce(&mut Parser) -> Option<T>) -> Option<T> {
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Steps of the tree's cursors and of the grammar's progress checks, for tests that hold
+    /// the cost of a parse to the size of its line.
+    pub(super) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Why a script has no syntax tree.
+enum NoTree {
+    /// The parse ran past the deadline and was stopped.
+    OutOfTime,
+    /// The grammar could not be loaded.
+    NoGrammar,
+}
+
+/// Parses `text` with the bash grammar, stopping at `deadline`. Tree-sitter asks whether to go
+/// on every hundred or so steps of its parser, error recovery included.
+fn parse_until(text: &str, deadline: Instant) -> Result<Tree, NoTree> {
+    let mut out_of_time = false;
+    let mut progress = |_: &ParseState| {
+        #[cfg(test)]
+        STEPS.with(|steps| steps.set(steps.get() + 100));
+        if Instant::now() >= deadline {
+            out_of_time = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let bytes = text.as_bytes();
+    let tree = with_parser(|parser| {
+        let options = ParseOptions::new().progress_callback(&mut progress);
+        let tree = parser.parse_with_options(
+            &mut |at, _| bytes.get(at..).unwrap_or_default(),
+            None,
+            Some(options),
+        );
+        if tree.is_none() {
+            // A stopped parse would otherwise resume on the parser's next line.
+            parser.reset();
+        }
+        tree
+    });
+    match tree {
+        Some(tree) => Ok(tree),
+        None if out_of_time => Err(NoTree::OutOfTime),
+        None => Err(NoTree::NoGrammar),
+    }
+}
+
 pub(super) struct Walker {
     limits: Limits,
     /// Whether plain lines take the hand-written fast path.
@@ -93,6 +155,8 @@ pub(super) struct Walker {
     pub(super) out: Vec<SimpleCommand>,
     /// Why walking stopped early, when a limit was reached.
     exhausted: Option<String>,
+    /// When the grammar's time runs out: set by the first parse through the grammar.
+    deadline: Option<Instant>,
 }
 
 impl Walker {
@@ -104,12 +168,23 @@ impl Walker {
         if self.fast && super::fast::script(self, text, cwd, depth) {
             return;
         }
+        let deadline = *self.deadline.get_or_insert_with(|| {
+            let now = Instant::now();
+            now.checked_add(self.limits.grammar_time).unwrap_or(now)
+        });
         // A parse may re-enter through `bash -c`; the parser is free again by then.
-        let Some(tree) = with_parser(|parser| parser.parse(text, None)) else {
-            self.push(SimpleCommand::unresolved(
-                "the shell grammar could not be loaded",
-            ));
-            return;
+        let tree = match parse_until(text, deadline) {
+            Ok(tree) => tree,
+            Err(NoTree::OutOfTime) => {
+                self.stop(&self.out_of_time());
+                return;
+            }
+            Err(NoTree::NoGrammar) => {
+                self.push(SimpleCommand::unresolved(
+                    "the shell grammar could not be loaded",
+                ));
+                return;
+            }
         };
         let root = tree.root_node();
         let first = self.out.len();
@@ -125,12 +200,26 @@ impl Walker {
         }
     }
 
-    /// Whether `depth` is within the nesting limit; past it, walking stops.
+    /// Whether `depth` is within the nesting limit and the grammar's time is not up; past
+    /// either, walking stops.
     pub(super) fn within(&mut self, depth: usize) -> bool {
         if depth > self.limits.depth {
             self.stop("commands nested too deeply to follow");
         }
+        if self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            self.stop(&self.out_of_time());
+        }
         self.exhausted.is_none()
+    }
+
+    fn out_of_time(&self) -> String {
+        format!(
+            "the command line takes the shell grammar longer than {} ms to read",
+            self.limits.grammar_time.as_millis()
+        )
     }
 
     fn stop(&mut self, reason: &str) {
@@ -219,7 +308,7 @@ impl Walker {
     /// `export A=1 B=2`, `declare -x A`, `unset A`: builtins that set or clear variables.
     fn declaration(&mut self, node: Node<'_>, src: &str, cwd: &mut Cwd, depth: usize) {
         let mut words = Vec::new();
-        for (i, (_, child)) in fields(node).enumerate() {
+        for (i, (_, child)) in fields(node).into_iter().enumerate() {
             self.substitutions(child, src, cwd, depth + 1);
             if child.is_named() {
                 words.push(match child.kind() {
@@ -404,12 +493,28 @@ fn flatten(node: Node<'_>) -> Vec<Node<'_>> {
     parts
 }
 
-fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    (0..node.named_child_count()).filter_map(move |i| node.named_child(i as u32))
+/// A node's named children, in order.
+pub(super) fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    fields(node)
+        .into_iter()
+        .filter_map(|(_, child)| child.is_named().then_some(child))
 }
 
-/// A node's children with their field names.
-fn fields(node: Node<'_>) -> impl Iterator<Item = (Option<&str>, Node<'_>)> {
-    (0..node.child_count())
-        .filter_map(move |i| Some((node.field_name_for_child(i), node.child(i)?)))
+/// A node's children with their field names, in order, read in one pass of a cursor: fetching
+/// a child by its index scans the children before it, so a loop over indices is quadratic in a
+/// node's width, and a hostile line can make a node thousands of children wide.
+pub(super) fn fields(node: Node<'_>) -> Vec<(Option<&str>, Node<'_>)> {
+    let mut cursor = node.walk();
+    let mut out = Vec::new();
+    if cursor.goto_first_child() {
+        loop {
+            #[cfg(test)]
+            STEPS.with(|steps| steps.set(steps.get() + 1));
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }

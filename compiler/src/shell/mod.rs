@@ -24,7 +24,10 @@ mod effect_tests;
 #[cfg(test)]
 mod fast_tests;
 
+#[cfg(test)]
+mod bound_tests;
+
 pub use command::{Redirect, SimpleCommand};
 pub use effects::{EffectRow, EffectTable, Effects, Operands};
-pub use extract::{Limits, parse_command, parse_command_with};
+pub use extract::{GRAMMAR_MILLIS, Limits, parse_command, parse_command_with};
 pub use part::{FIELDS, display, parts_json};

@@ -47,8 +47,7 @@ pub fn word(node: Node<'_>, src: &str) -> Word {
         "command_name" | "concatenation" => {
             let mut out = Word::default();
             let mut previous_end = node.start_byte();
-            for i in 0..node.child_count() {
-                let Some(child) = node.child(i) else { continue };
+            for (_, child) in super::extract::fields(node) {
                 // Text between children (a `$` or `=` that is its own token) is kept as written.
                 if let Some(gap) = src.get(previous_end..child.start_byte()) {
                     out.text.push_str(gap);
@@ -96,10 +95,7 @@ fn double_quoted(node: Node<'_>, src: &str) -> Word {
     let inner_end = node.end_byte().saturating_sub(1).max(inner_start);
     let mut out = Word::default();
     let mut previous_end = inner_start;
-    for i in 0..node.named_child_count() {
-        let Some(child) = node.named_child(i as u32) else {
-            continue;
-        };
+    for child in super::extract::named_children(node) {
         if let Some(gap) = src.get(previous_end..child.start_byte()) {
             out.text.push_str(&unescape_double_quoted(gap));
         }
