@@ -290,6 +290,24 @@ fn a_gate_holds_whichever_set_comes_first() {
 }
 
 #[test]
+fn the_network_sets_allow_list_comes_from_the_configuration() {
+    let config = "[[policy]]\nset = \"builtin:network\"\n\n[context]\nallowed_hosts = [\"example.com\", \".example.org\"]\n";
+    let dir = project("network", config, &[]);
+    let fetch = |url: &str| {
+        let call = json!({ "tool": "fetch", "args": { "url": url } });
+        outcome(&sluice_in(&dir, &["eval"], call.to_string().as_bytes()))["decision"].clone()
+    };
+    assert_eq!(fetch("https://example.com/a"), "allow");
+    assert_eq!(fetch("https://docs.example.org/a"), "allow");
+    assert_eq!(fetch("https://example.org.evil.test/"), "deny");
+    assert_eq!(
+        fetch("https://github.com/"),
+        "deny",
+        "only the configured hosts"
+    );
+}
+
+#[test]
 fn scopes_limit_a_set_to_its_agents() {
     let config = "[[policy]]\nset = \"builtin:git-guard\"\nscope = \"agent:reviewer\"\n";
     let dir = project("scope", config, &[]);

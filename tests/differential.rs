@@ -171,7 +171,7 @@ fn rule(index: usize) -> BoxedStrategy<String> {
         6 => bool_expr(3).prop_map(|c| format!("\n  when {c}")),
         3 => (bool_expr(0), bool_expr(2)).prop_map(|(first, rest)| format!("\n  when {first} and {rest}")),
     ];
-    (condition, 0..9usize, string_expr(1))
+    (condition, 0..10usize, string_expr(1))
         .prop_map(move |(when, kind, message)| {
             let name = format!("r{index}");
             match kind {
@@ -189,6 +189,12 @@ fn rule(index: usize) -> BoxedStrategy<String> {
                     let effect = ["allow", "deny \"{cmd.text}\"", "ask \"{cmd.name}\""][index % 3];
                     let part = if when.is_empty() { "\n  when cmd.name == \"rm\"".to_string() } else { format!("{when} or cmd.network") };
                     format!("precheck {name} on t\n  for cmd in shell(args.s, context.workspace){part}\n  => {effect}")
+                }
+                8 => {
+                    // A per-part gate: it vetoes when some command of `args.s` holds, with
+                    // that command's message.
+                    let part = if when.is_empty() { "\n  when cmd.name == \"rm\"".to_string() } else { format!("{when} or cmd.network") };
+                    format!("gate {name} on t\n  for cmd in shell(args.s, context.workspace){part}\n  => \"veto {{cmd.text}} {{{message}}}\"")
                 }
                 _ => format!("concurrency {name} on t{when}\n  => safe"),
             }

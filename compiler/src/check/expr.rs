@@ -79,16 +79,18 @@ impl<'a> ExprChecker<'a> {
     }
 
     /// The `for VAR in LIST` of a per-part rule: the list is checked, and the variable stays
-    /// bound for the condition and the effects.
+    /// bound for the condition and the effects. Pre-checks and gates judge a call before it
+    /// runs, part by part; a post-check judges one result and a `concurrency` rule one call, so
+    /// neither has parts to give verdicts to.
     pub fn per_part(&mut self, kind: RuleKind, part: &PerPart) -> Option<(VarId, TExpr)> {
-        let misplaced = kind != RuleKind::Precheck;
+        let misplaced = !matches!(kind, RuleKind::Precheck | RuleKind::Gate);
         if misplaced {
             self.error(
-                Code::PerPartOutsidePrecheck,
+                Code::PerPartMisplaced,
                 part.span,
                 format!("a `{}` rule cannot judge parts", kind.keyword()),
-                "only pre-checks judge parts",
-                "write the rule as a `precheck`, or test the parts with `any(...)`/`all(...)` in its condition".into(),
+                "only pre-checks and gates judge parts",
+                "write the rule as a `precheck` or a `gate`, or test the parts with `any(...)`/`all(...)` in its condition".into(),
             );
         }
         // Bound even on a misplaced clause, so the condition is checked without cascading errors.

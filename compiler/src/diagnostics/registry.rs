@@ -98,8 +98,8 @@ registry! {
         "A declaration or literal names the same field twice.";
     ConflictingContext = "E0024", Error, "conflicting-context",
         "Two `context` declarations give one field different types.";
-    PerPartOutsidePrecheck = "E0025", Error, "per-part-outside-precheck",
-        "A `for … in` clause, which judges each part on its own, is written on a rule that is not a pre-check.";
+    PerPartMisplaced = "E0025", Error, "per-part-misplaced",
+        "A `for … in` clause, which judges each part on its own, is written on a rule that is neither a pre-check nor a gate.";
     InvalidEffectRow = "E0026", Error, "invalid-effect-row",
         "A row of an `effects` declaration is not a valid row of the shell effect table.";
     ConfigSyntax = "E0030", Error, "config-syntax",

@@ -4,7 +4,8 @@
 //!
 //! Pre-checks: every matching rule is found and the strictest wins (deny > ask > allow); among
 //! equally strict matches the first in set order decides, so rule order never changes a decision.
-//! No match delegates. Gates: every matching gate vetoes with its reason. Post-checks: matching
+//! No match delegates. Gates: every matching gate vetoes with its reason (a per-part gate when
+//! some part holds, with that part's message). Post-checks: matching
 //! rules apply in set order, each seeing the result as the ones before it left it; a `fail` stops
 //! the chain. A rule whose evaluation fails fails closed: a pre-check denies, a gate vetoes, a
 //! post-check fails the result, each with the error in the reason.
@@ -22,8 +23,8 @@ use serde_json::Value as Json;
 use crate::ast::RuleKind;
 use crate::call::{Agent, Call, Status, ToolResult};
 use crate::decision::{
-    AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PostcheckKind, PostcheckOutcome,
-    PostcheckStep, PrecheckOutcome, Veto,
+    AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PartVerdict, PostcheckKind,
+    PostcheckOutcome, PostcheckStep, PrecheckOutcome, Veto,
 };
 use crate::ir::{EffectIr, Program, RuleIr, ToolRef};
 use crate::jit::{NativeCode, NativeFrame};
@@ -175,8 +176,10 @@ impl<'p> Evaluator<'p> {
             ),
             None => {
                 let mut reading = self.reading(view);
-                let precheck = self.precheck_in(&mut reading, &mut errors);
-                let gates = self.gates_in(&mut reading, &mut errors);
+                let mut precheck = self.precheck_in(&mut reading, &mut errors);
+                let mut gated = Vec::new();
+                let gates = self.gates_in(&mut reading, &mut errors, Some(&mut gated));
+                parts::overlay(&mut precheck.parts, gated);
                 let concurrent = self.concurrency_in(&mut reading);
                 (reading.tool, precheck, gates, concurrent)
             }
@@ -226,7 +229,7 @@ impl<'p> Evaluator<'p> {
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
-        self.gates_in(&mut self.reading(call.into()), &mut Vec::new())
+        self.gates_in(&mut self.reading(call.into()), &mut Vec::new(), None)
     }
 
     /// The pre-checks' outcome and, unless they deny, every gate's veto, from one reading of
@@ -244,7 +247,7 @@ impl<'p> Evaluator<'p> {
         let mut reading = self.reading(call);
         let precheck = self.precheck_in(&mut reading, &mut Vec::new());
         let gates = (precheck.decision != Decision::Deny)
-            .then(|| self.gates_in(&mut reading, &mut Vec::new()));
+            .then(|| self.gates_in(&mut reading, &mut Vec::new(), None));
         (precheck, gates)
     }
 
@@ -423,7 +426,14 @@ impl<'p> Evaluator<'p> {
         }))
     }
 
-    fn gates_in<'a>(&self, reading: &mut Reading<'a>, errors: &mut Vec<EvalFailure>) -> Vec<Veto>
+    /// Every gate's veto, in set order. A per-part gate vetoes when some part holds, with the
+    /// message of the first such part; `parts`, when given, receives its verdict on each part.
+    fn gates_in<'a>(
+        &self,
+        reading: &mut Reading<'a>,
+        errors: &mut Vec<EvalFailure>,
+        mut parts: Option<&mut Vec<PartVerdict>>,
+    ) -> Vec<Veto>
     where
         'p: 'a,
     {
@@ -439,6 +449,13 @@ impl<'p> Evaluator<'p> {
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
+                if let Some(per_part) = rule.per_part {
+                    let judged = parts::judge(self.program, rule, per_part, facts)?;
+                    if let Some(parts) = parts.as_deref_mut() {
+                        parts.extend(judged.gate_verdicts());
+                    }
+                    return Ok(judged.veto().and_then(|m| m.reason.clone()));
+                }
                 if !self.holds(rule, facts, (scan.as_mut(), native))? {
                     return Ok(None);
                 }

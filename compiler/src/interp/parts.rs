@@ -1,5 +1,7 @@
-//! Per-part rules: a pre-check written `for cmd in LIST` judges each element of the list (each
-//! part of a command line) on its own, and the parts' verdicts make the rule's say on the call.
+//! Per-part rules: a pre-check or a gate written `for cmd in LIST` judges each element of the list
+//! (each part of a command line) on its own, and the parts' verdicts make the rule's say on the
+//! call. A per-part gate vetoes when some part holds, with its first such part's message, and
+//! its vetoes outrank whatever the pre-checks said of those parts.
 //!
 //! Rules that judge equal lists judge the same parts. A part's verdict is the strictest of the
 //! rules that matched it (`delegate` when none did). Their say on the whole call: when some part
@@ -47,7 +49,10 @@ pub fn judge<'a>(
             continue;
         }
         let (effect, reason) = match rule.effects.first() {
-            Some(EffectIr::Deny(m)) => (Decision::Deny, Some(evaluation.text(*m)?)),
+            // A gate's veto is, for its part, a denial that nothing overrides.
+            Some(EffectIr::Deny(m) | EffectIr::Veto(m)) => {
+                (Decision::Deny, Some(evaluation.text(*m)?))
+            }
             Some(EffectIr::Ask(m)) => (Decision::Ask, Some(evaluation.text(*m)?)),
             _ => (Decision::Allow, None),
         };
@@ -65,7 +70,7 @@ pub fn judge<'a>(
 }
 
 /// Whether a per-part rule alone has its say on the call: an `allow` rule when it allows every
-/// part (and there is one), a `deny` or `ask` rule when it matches some part.
+/// part (and there is one), a `deny` or `ask` rule or a gate when it matches some part.
 pub fn rule_matches(
     program: &Program,
     rule: &RuleIr,
@@ -75,13 +80,69 @@ pub fn rule_matches(
     let judged = judge(program, rule, per_part, facts)?;
     let allows = !matches!(
         rule.effects.first(),
-        Some(EffectIr::Deny(_) | EffectIr::Ask(_))
+        Some(EffectIr::Deny(_) | EffectIr::Ask(_) | EffectIr::Veto(_))
     );
     Ok(if allows {
         !judged.verdicts.is_empty() && judged.verdicts.iter().all(Option::is_some)
     } else {
         judged.verdicts.iter().any(Option::is_some)
     })
+}
+
+impl Judged<'_> {
+    /// A per-part gate's veto: the message it gave the first part it vetoed, in part order.
+    pub fn veto(&self) -> Option<&Match> {
+        self.verdicts.iter().flatten().next()
+    }
+
+    /// A per-part gate's verdict on each part of its list: `deny` where it vetoed, `delegate`
+    /// elsewhere.
+    pub fn gate_verdicts(&self) -> Vec<PartVerdict> {
+        let items = self.list.elements().unwrap_or_default();
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| {
+                let found = self.verdicts.get(index).and_then(Option::as_ref);
+                PartVerdict {
+                    index,
+                    part: label(item),
+                    decision: found.map_or(Decision::Delegate, |m| m.effect),
+                    rule: found.map(|m| m.rule.clone()),
+                    reason: found.and_then(|m| m.reason.clone()),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Lays the per-part gates' verdicts over the pre-checks': a part a gate vetoed is denied by
+/// the first such gate in set order, whatever the pre-checks said of it (no allow overrides a
+/// veto). Parts are the same when their position and text are; a part no pre-check judged is
+/// added.
+pub fn overlay(parts: &mut Vec<PartVerdict>, gated: Vec<PartVerdict>) {
+    // The positions some gate already decided: the first veto in set order stands.
+    let mut vetoed: Vec<usize> = Vec::new();
+    for verdict in gated {
+        let at = parts
+            .iter()
+            .position(|p| p.index == verdict.index && p.part == verdict.part);
+        match at {
+            Some(at) if verdict.decision == Decision::Deny && !vetoed.contains(&at) => {
+                vetoed.push(at);
+                if let Some(slot) = parts.get_mut(at) {
+                    *slot = verdict;
+                }
+            }
+            Some(_) => {}
+            None => {
+                if verdict.decision == Decision::Deny {
+                    vetoed.push(parts.len());
+                }
+                parts.push(verdict);
+            }
+        }
+    }
 }
 
 /// A part as text: a command's `text`, any other element rendered.
