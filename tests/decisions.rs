@@ -227,3 +227,69 @@ fn rule_order_never_changes_a_decision() {
         }
     }
 }
+
+/// The combined chain a starter configuration loads (`sluice init`, plus the network set): every
+/// shipped test's call, judged by all the sets together, with the set that decided.
+#[test]
+fn the_shipped_chain() {
+    use sluice::runtime::chain::Chain;
+    use sluice::runtime::config::load_set;
+    use sluice::runtime::registry::Scope;
+
+    let order = [
+        "shell-safety",
+        "git-guard",
+        "coding-agent",
+        "secrets-redaction",
+        "network",
+    ];
+    let mut chain = Chain::new();
+    for name in order {
+        let set = sluice::compiler::builtin::set(name).expect("built in");
+        let policy = load_set(&set.source(), jit::Backend::Jit).expect("compiles");
+        chain.push(Scope::Global, std::sync::Arc::new(policy));
+    }
+    let defaults = serde_json::json!({
+        "workspace": "/w", "home": "/home/me", "allowed_hosts": ["github.com", "api.github.com", ".githubusercontent.com", "docs.rs"],
+    });
+    let mut lines = Vec::new();
+    for name in order {
+        let sets = discover(&[PathBuf::from("policies").join(name)]).expect("policy exists");
+        let compiled = Database::default().load(&sets[0]).expect("loads");
+        for test in &compiled.checked.tests {
+            let mut call = test_call(test);
+            if let (Some(context), Some(fill)) =
+                (call.context.as_object_mut(), defaults.as_object())
+            {
+                for (key, value) in fill {
+                    context.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            let outcome = chain.evaluate(&call);
+            let post = outcome.postcheck.as_ref().map_or(String::new(), |p| {
+                format!(
+                    "\n  result  {:?} {}",
+                    p.outcome,
+                    serde_json::Value::String(p.content.clone())
+                )
+            });
+            lines.push(format!(
+                "{name}: {}\n  call    {} {}\n  =>      {} by {} ({}){post}",
+                test.name,
+                call.tool,
+                call.args,
+                outcome.decision.as_str(),
+                outcome.decided_by.as_deref().unwrap_or("no set"),
+                outcome
+                    .rule
+                    .as_ref()
+                    .map_or("no rule".to_string(), |r| format!(
+                        "{} {}",
+                        r.kind.keyword(),
+                        r.name
+                    )),
+            ));
+        }
+    }
+    insta::assert_snapshot!(lines.join("\n\n"));
+}
