@@ -546,3 +546,32 @@ fn version_names_the_commit_and_completions_are_printed() {
         assert!(stdout(&out).contains("eval"), "{shell}");
     }
 }
+
+#[test]
+fn explain_lists_the_rules_that_did_not_match_and_the_post_check_rewrites() {
+    let call = br#"{"tool":"bash","args":{"command":"git push origin feature"}}"#;
+    let text = stdout(&sluice(
+        &["eval", "--policy", "builtin:git-guard", "--explain"],
+        Some(call),
+    ));
+    assert!(text.contains("did not match:"), "{text}");
+    assert!(
+        text.contains("precheck ask_force_push (builtin:git-guard): ")
+            && text.contains("=>  false"),
+        "{text}"
+    );
+    assert!(
+        text.contains("at the end of a chain a delegated call is allowed"),
+        "{text}"
+    );
+    let read = br#"{"tool":"read_file","args":{"path":"notes.txt"},"result":{"status":"ok","content":"k=AKIAIOSFODNN7EXAMPLE"}}"#;
+    let text = stdout(&sluice(
+        &["eval", "--policy", "builtin:secrets-redaction", "--explain"],
+        Some(read),
+    ));
+    assert!(text.contains("post-checks:"), "{text}");
+    assert!(
+        text.contains("redact_aws_access_keys (builtin:secrets-redaction/secrets-redaction.sluice:8): replaced the content: \"k=[REDACTED AWS KEY]\""),
+        "{text}"
+    );
+}

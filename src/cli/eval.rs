@@ -5,9 +5,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
+use sluice_compiler::ast::RuleKind;
 use sluice_compiler::call::Call;
-use sluice_compiler::decision::Decision;
-use sluice_compiler::interp::explain;
+use sluice_compiler::decision::{AppliedEffect, Decision};
+use sluice_compiler::interp::{Step, explain};
+use sluice_compiler::ir::RuleMeta;
 use sluice_compiler::load::read_text;
 use sluice_runtime::chain::{Chain, ChainOutcome};
 use sluice_runtime::config::Config;
@@ -267,6 +269,8 @@ fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
              at the end of a chain a delegated call is allowed (the runtime runs it, gates permitting), \
              and a hook leaves it to the agent's own permissions"
         );
+        print_unmatched(chain, call, outcome);
+        print_rewrites(outcome);
         return;
     };
     outln!(
@@ -337,5 +341,99 @@ fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
             error.set,
             error.failure.error
         );
+    }
+    print_unmatched(chain, call, outcome);
+    print_rewrites(outcome);
+}
+
+/// The pre-checks and gates of the sets asked that apply to the tool and did not match, each with
+/// the first of its sub-conditions that was false.
+fn print_unmatched(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
+    let fired = |rule: &RuleMeta| {
+        outcome
+            .matched
+            .iter()
+            .any(|m| m.rule.name == rule.name && m.rule.file == rule.file)
+            || outcome
+                .gates
+                .iter()
+                .any(|g| g.veto.rule.name == rule.name && g.veto.rule.file == rule.file)
+    };
+    let mut lines = Vec::new();
+    for (link, verdict) in chain.links().iter().zip(&outcome.sets) {
+        if !verdict.applies {
+            continue;
+        }
+        let program = link.policy.executable.program();
+        let mut text = String::new();
+        let mut text_of = String::new();
+        for rule in program.rules.iter().filter(|r| {
+            matches!(r.meta.kind, RuleKind::Precheck | RuleKind::Gate)
+                && r.applies_to(&call.tool)
+                && !fired(&r.meta)
+        }) {
+            if text_of != *rule.meta.file {
+                text = read_text(Path::new(&*rule.meta.file)).unwrap_or_default();
+                text_of = rule.meta.file.to_string();
+            }
+            let steps = explain(program, rule, call);
+            let falsified =
+                first_false(&steps).map_or("no sub-condition held".to_string(), |step| {
+                    let source = text
+                        .get(step.span.range())
+                        .unwrap_or("?")
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    format!("{source}  =>  false")
+                });
+            lines.push(format!(
+                "  {} {} ({}): {falsified}",
+                rule.meta.kind.keyword(),
+                rule.meta.name,
+                verdict.set
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        outln!("did not match:");
+        for line in lines {
+            outln!("{line}");
+        }
+    }
+}
+
+/// The first sub-condition that was false and has no false part of its own, else the first false.
+fn first_false(steps: &[Step]) -> Option<&Step> {
+    let is_false = |step: &Step| step.value.as_deref() == Ok("false");
+    let leaf = steps.iter().enumerate().find(|(i, step)| {
+        is_false(step) && steps.get(i + 1).is_none_or(|next| next.depth <= step.depth)
+    });
+    leaf.map(|(_, step)| step)
+        .or_else(|| steps.iter().find(|step| is_false(step)))
+}
+
+/// What each post-check did to the result, with the rule that did it.
+fn print_rewrites(outcome: &ChainOutcome) {
+    let Some(post) = outcome.postcheck.as_ref().filter(|p| !p.steps.is_empty()) else {
+        return;
+    };
+    outln!("post-checks:");
+    for step in &post.steps {
+        for effect in &step.effects {
+            let what = match effect {
+                AppliedEffect::Accept => "accepted the result".to_string(),
+                AppliedEffect::Content(content) => format!("replaced the content: {content:?}"),
+                AppliedEffect::Value(value) => format!("replaced the value: {value}"),
+                AppliedEffect::Attach(text) => format!("attached context: {text:?}"),
+                AppliedEffect::Fail(failure) => format!("failed the result: {:?}", failure.message),
+            };
+            outln!(
+                "  {} ({}:{}): {what}",
+                step.rule.name,
+                step.rule.file,
+                step.rule.line
+            );
+        }
     }
 }
