@@ -133,7 +133,8 @@ fn diagnostics_catalogue_is_generated_from_the_registry() {
          tests/golden/diagnostics/ by `UPDATE_DOCS=1 cargo test --test golden`. Do not edit. -->\n\n\
          Every diagnostic has a stable code: `sluice::E…` for errors, which stop a policy set from\n\
          loading, and `sluice::W…` for warnings. Each entry shows a policy that triggers it, the\n\
-         report `sluice check` prints for it, and the policy fixed.\n\n",
+         report `sluice check` prints for it, and the policy fixed. `sluice explain CODE` prints\n\
+         one entry, from the binary; the language server shows it on hovering over a diagnostic.\n\n",
     );
     page.push_str("| code | name | meaning |\n| --- | --- | --- |\n");
     for info in REGISTRY {

@@ -7,6 +7,7 @@ mod chain;
 mod check;
 mod compile;
 mod eval;
+mod explain;
 mod fmt;
 mod init;
 mod lsp;
@@ -142,6 +143,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Emit::Stats)]
         emit: Emit,
     },
+    /// Print the page of a diagnostic code (`sluice explain E0007`): what it means, a policy
+    /// that triggers it and the policy fixed
+    Explain {
+        /// A code such as `E0007` or `sluice::W0004`
+        code: String,
+    },
     /// Format policy files canonically, keeping comments
     Fmt {
         #[arg(default_value = ".")]
@@ -261,6 +268,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Compile { paths, emit } => compile::run(&paths, emit),
         Command::Lsp => lsp::run(),
         Command::Fmt { paths, check } => fmt::run(&paths, check),
+        Command::Explain { code } => explain::run(&code),
     }
 }
 

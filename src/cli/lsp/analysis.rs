@@ -43,12 +43,19 @@ pub fn compile(
     sets.analyse(db, &name, files)
 }
 
-/// Where the docs page of every diagnostic code lives.
-pub fn code_page(diagnostic: &Diagnostic) -> String {
+/// A diagnostic's code explained, for the hover over its span: the page `sluice explain` prints,
+/// carried in the reply because no link to it would exist on every machine the server runs on.
+pub fn code_explanation(diagnostic: &Diagnostic) -> String {
+    let info = diagnostic.code.info();
+    let page = crate::cli::explain::page(diagnostic.code).unwrap_or(info.summary);
+    // The page's own heading repeats the code; the hover starts with what is wrong here.
+    let page = page
+        .strip_prefix(&format!("## {}\n", diagnostic.code.short()))
+        .unwrap_or(page)
+        .trim_start();
     format!(
-        "file://{}/lang-spec/diagnostics.md#{}",
-        env!("CARGO_MANIFEST_DIR"),
-        diagnostic.code.short().to_ascii_lowercase()
+        "**{}** ({}): {}\n\n{page}",
+        info.id, info.name, diagnostic.message
     )
 }
 

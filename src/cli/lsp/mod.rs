@@ -11,8 +11,8 @@ use std::str::FromStr;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams,
-    CodeActionProviderCapability, CodeDescription, CompletionItem, CompletionItemKind,
-    CompletionOptions, CompletionParams, DiagnosticRelatedInformation, DiagnosticSeverity,
+    CodeActionProviderCapability, CompletionItem, CompletionItemKind, CompletionOptions,
+    CompletionParams, DiagnosticRelatedInformation, DiagnosticSeverity,
     DidChangeTextDocumentParams, DidOpenTextDocumentParams, DocumentFormattingParams,
     GotoDefinitionParams, Hover, HoverContents, HoverParams, HoverProviderCapability, Location,
     MarkupContent, MarkupKind, NumberOrString, OneOf, PublishDiagnosticsParams, ServerCapabilities,
@@ -193,18 +193,40 @@ impl Server<'_> {
             return Json::Null;
         };
         let offset = position::offset(&document.text, at.position);
-        let Some((start, word)) = word_at(&document.text, offset) else {
-            return Json::Null;
+        // Over a diagnostic, the hover explains its code (see `code_explanation`).
+        let explained: Vec<(usize, usize, String)> = document
+            .compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.primary.file == document.path)
+            .filter(|d| {
+                (d.primary.span.start as usize..=d.primary.span.end as usize).contains(&offset)
+            })
+            .map(|d| {
+                let span = d.primary.span;
+                (
+                    span.start as usize,
+                    span.end as usize,
+                    analysis::code_explanation(d),
+                )
+            })
+            .collect();
+        let word = word_at(&document.text, offset).and_then(|(start, word)| {
+            Some((start, start + word.len(), describe(document, word, offset)?))
+        });
+        let (start, end) = match (explained.first(), &word) {
+            (_, Some((start, end, _))) => (*start, *end),
+            (Some((start, end, _)), None) => (*start, *end),
+            (None, None) => return Json::Null,
         };
-        let Some(text) = describe(document, word, offset) else {
-            return Json::Null;
-        };
+        let mut parts: Vec<String> = word.into_iter().map(|(_, _, text)| text).collect();
+        parts.extend(explained.into_iter().map(|(_, _, text)| text));
         let hover = Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
-                value: text,
+                value: parts.join("\n\n---\n\n"),
             }),
-            range: Some(position::range(&document.text, start, start + word.len())),
+            range: Some(position::range(&document.text, start, end)),
         };
         serde_json::to_value(hover).unwrap_or(Json::Null)
     }
@@ -449,9 +471,6 @@ fn lsp_diagnostic(
             DiagnosticSeverity::ERROR
         }),
         code: Some(NumberOrString::String(diagnostic.code.short().to_string())),
-        code_description: Uri::from_str(&analysis::code_page(diagnostic))
-            .ok()
-            .map(|href| CodeDescription { href }),
         source: Some("sluice".into()),
         message,
         related_information: (!related.is_empty()).then_some(related),
