@@ -94,6 +94,17 @@ fn init_writes_a_starter_that_guards_with_the_built_in_sets() {
     let quiet = sluice_in(&dir, &["eval", "--command", "rm -rf /"], b"");
     assert_eq!(quiet.status.code(), Some(0));
 
+    let named = sluice_in(
+        &dir,
+        &["test", "--policy", "builtin:git-guard", "builtin:network"],
+        b"",
+    );
+    assert!(named.status.success(), "{}", text(&named.stdout));
+    assert!(
+        text(&named.stdout).contains("builtin:network/network.sluice"),
+        "{}",
+        text(&named.stdout)
+    );
     // The starter's sets' own tests run from the configuration.
     let tests = sluice_in(&dir, &["test", "--config", "sluice.toml"], b"");
     assert!(tests.status.success(), "{}", text(&tests.stdout));

@@ -54,8 +54,11 @@ enum Command {
         /// Policy files, directories or built-in sets (`builtin:git-guard`)
         #[arg(default_value = ".")]
         paths: Vec<PathBuf>,
+        /// More policy sets, after the paths (as `eval --policy` names them)
+        #[arg(long, num_args = 1..)]
+        policy: Vec<PathBuf>,
         /// Test the sets of this configuration instead
-        #[arg(long)]
+        #[arg(long, conflicts_with = "policy")]
         config: Option<PathBuf>,
         /// Test again whenever a policy file changes
         #[arg(long)]
@@ -205,13 +208,16 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         } => check::run(&paths, deny_warnings, format, watch),
         Command::Test {
             paths,
+            policy,
             config,
             watch,
             backend,
         } => {
             let paths = match config {
                 Some(path) => chain::config(Some(&path))?.set_paths(),
-                None => paths,
+                // `--policy` alone names the sets; the default `.` applies only without it.
+                None if !policy.is_empty() && paths == [PathBuf::from(".")] => policy,
+                None => paths.into_iter().chain(policy).collect(),
             };
             test::run(&paths, watch, backend.into())
         }
