@@ -102,6 +102,8 @@ registry! {
         "A `for … in` clause, which judges each part on its own, is written on a rule that is not a pre-check.";
     InvalidEffectRow = "E0026", Error, "invalid-effect-row",
         "A row of an `effects` declaration is not a valid row of the shell effect table.";
+    UnknownKeyword = "E0027", Error, "unknown-keyword",
+        "A word stands where a keyword, a rule kind or an effect belongs and is close to one: most likely a misspelling.";
     NeverMatches = "W0001", Warning, "never-matches",
         "A rule's condition is false for every call, so the rule never applies.";
     ShadowedAllow = "W0002", Warning, "shadowed-allow",
