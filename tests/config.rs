@@ -493,6 +493,20 @@ fn a_repeated_key_or_a_lone_surrogate_is_refused_never_guessed() {
         lines[1]
     );
     assert_eq!(lines[2]["tool"], "bash");
+    for (array, what) in [
+        (
+            &br#"["bash", {"command": "rm -rf /"}]"#[..],
+            "the call must be a JSON object",
+        ),
+        (
+            &br#"{"tool": "bash", "args": {"command": "ls"}, "agent": ["a", [], []]}"#[..],
+            "agent must be a JSON object",
+        ),
+    ] {
+        let out = sluice_in(&dir, &["eval"], array);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains(what), "{}", text(&out.stderr));
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@
 )] // test code may panic
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn sluice(args: &[&str], stdin: &[u8]) -> Output {
@@ -31,6 +32,21 @@ fn sluice(args: &[&str], stdin: &[u8]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A policy file in a directory of its own.
+fn policy(name: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluice-first-hour-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(format!("{name}.sluice"));
+    std::fs::write(&path, source).expect("write");
+    path
+}
+
+#[allow(dead_code)] // used by later tests of this file
+fn path(p: &std::path::Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
 }
 
 #[test]
@@ -55,4 +71,73 @@ fn explain_prints_a_codes_page_from_the_binary() {
     let err = text(&out.stderr);
     assert!(err.contains("`E0070` is not a diagnostic code"), "{err}");
     assert!(err.contains("did you mean `E0007`?"), "{err}");
+}
+
+#[test]
+fn misspelt_effects_rule_kinds_and_keywords_are_named_with_a_suggestion() {
+    let tool = "tool bash { command: string }\n\n";
+    for (name, rule, message, suggestion) in [
+        (
+            "effect",
+            "precheck r on bash\n  when args.command.contains(\"rm\")\n  => deney \"no\"\n",
+            "unknown effect `deney`",
+            "did you mean `deny`?",
+        ),
+        (
+            "bare-effect",
+            "gate r on bash\n  when args.command.contains(\"rm\")\n  => alow\n",
+            "unknown effect `alow`",
+            "did you mean `allow`?",
+        ),
+        (
+            "kind",
+            "prechek r on bash when args.command.contains(\"rm\") => deny \"no\"\n",
+            "unknown rule kind `prechek`",
+            "did you mean `precheck`?",
+        ),
+        (
+            "keyword",
+            "precheck r on bash\n  wen args.command.contains(\"rm\")\n  => deny \"no\"\n",
+            "unknown keyword `wen`",
+            "did you mean `when`?",
+        ),
+        (
+            "examples",
+            "precheck r on bash when args.command == \"x\" => deny \"no\"\n  exampels { deny: [] }\n",
+            "unknown keyword `exampels`",
+            "did you mean `examples`?",
+        ),
+    ] {
+        let file = policy(&format!("misspelt-{name}"), &format!("{tool}{rule}"));
+        let out = sluice(&["check", path(&file)], b"");
+        let report = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{report}");
+        assert!(report.contains("sluice::E0027"), "{name}: {report}");
+        assert!(report.contains(message), "{name}: {report}");
+        assert!(report.contains(suggestion), "{name}: {report}");
+        assert!(
+            report.contains("1 error, 0 warnings"),
+            "{name}: one diagnostic: {report}"
+        );
+    }
+}
+
+#[test]
+fn a_rule_that_does_not_parse_brings_no_lint_warnings() {
+    // `bash` is used only by the broken rule, and the glob only matches a tool whose declaration
+    // is broken: neither is worth a warning while the syntax error stands.
+    let file = policy(
+        "cascade",
+        "tool bash { command: string }\ntool fetch { url: strin }\ntool read { path: string }\n\n\
+         precheck r on bash\n  when\n  => deny \"no\"\n\n\
+         precheck f on fetch*, read\n  when args.path == \"x\"\n  => deny \"no\"\n",
+    );
+    let out = sluice(&["check", path(&file)], b"");
+    let report = text(&out.stdout);
+    assert!(report.contains("sluice::E0001"), "{report}");
+    assert!(
+        !report.contains("W0003") && !report.contains("W0004"),
+        "{report}"
+    );
+    assert!(report.contains("2 errors, 0 warnings"), "{report}");
 }

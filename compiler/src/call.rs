@@ -86,6 +86,20 @@ pub enum CallError {
     ContextNotObject,
     #[error("`tool` must not be empty")]
     EmptyTool,
+    #[error("{0} must be a JSON object (`{{\"tool\": …, \"args\": {{…}}}}`), not {1}")]
+    NotObject(&'static str, &'static str),
+}
+
+/// What a value is when it is not an object (`None` for an object or no value).
+fn not_an_object(value: Option<&Value>) -> Option<&'static str> {
+    Some(match value? {
+        Value::Object(_) => return None,
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+    })
 }
 
 impl Call {
@@ -103,6 +117,15 @@ impl Call {
     pub fn from_json(text: &str) -> Result<Call, CallError> {
         // Read strictly first: a repeated key is refused rather than resolved either way.
         let value = crate::json::from_str(text).map_err(|e| CallError::Json(e.to_string()))?;
+        // serde reads a struct from a JSON array too (`["bash", {}]`): a call is an object.
+        if let Some(kind) = not_an_object(Some(&value)) {
+            return Err(CallError::NotObject("the call", kind));
+        }
+        for field in ["agent", "result"] {
+            if let Some(kind) = not_an_object(value.get(field)).filter(|k| *k != "null") {
+                return Err(CallError::NotObject(field, kind));
+            }
+        }
         let call: Call =
             serde_json::from_value(value).map_err(|e| CallError::Json(e.to_string()))?;
         call.validate()?;

@@ -2,8 +2,8 @@
 
 use super::expr::ExprChecker;
 use super::{CheckedEffect, Ty};
-use crate::ast::{Effect, EffectKind, RuleKind};
-use crate::diagnostics::{Code, Diagnostic};
+use crate::ast::{Effect, EffectKind, ExprKind, RuleKind};
+use crate::diagnostics::{Code, Diagnostic, did_you_mean};
 
 /// What each stage allows, stated in the help of every contract error.
 pub fn contract(kind: RuleKind) -> &'static str {
@@ -42,6 +42,28 @@ fn allowed(kind: RuleKind, effect: &EffectKind) -> bool {
     }
 }
 
+/// `=> deney` parses as a gate's veto reason read from a name `deney`; a bare name close to an
+/// effect word is that effect misspelt, not a reason.
+fn misspelt_effect(file: &str, effect: &Effect) -> Option<Diagnostic> {
+    let EffectKind::Veto(reason) = &effect.kind else {
+        return None;
+    };
+    let ExprKind::Name(name) = &reason.kind else {
+        return None;
+    };
+    let suggestion = did_you_mean(name, crate::parser::EFFECT_WORDS.iter().copied())?;
+    Some(
+        Diagnostic::new(
+            Code::UnknownKeyword,
+            file,
+            reason.span,
+            format!("unknown effect `{name}`"),
+        )
+        .label("not an effect")
+        .help(format!("did you mean `{suggestion}`?")),
+    )
+}
+
 pub(crate) fn check_effects(
     checker: &mut ExprChecker<'_>,
     kind: RuleKind,
@@ -50,6 +72,11 @@ pub(crate) fn check_effects(
     let file = checker.file;
     let mut ok = true;
     for effect in effects {
+        if let Some(misspelt) = misspelt_effect(file, effect) {
+            checker.diagnostics.push(misspelt);
+            ok = false;
+            continue;
+        }
         if !allowed(kind, &effect.kind) {
             let what = effect.kind.describe();
             checker.diagnostics.push(

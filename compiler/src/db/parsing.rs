@@ -17,6 +17,8 @@ pub struct Parsed {
     text: String,
     pub pieces: Vec<ParsedPiece>,
     pub outline: PolicyFile,
+    /// Whether some item did not parse (so its uses of declarations are unknown).
+    pub broken: bool,
 }
 
 impl PartialEq for Parsed {
@@ -65,6 +67,7 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
         };
         (vec![whole], diagnostics)
     });
+    let broken = diagnostics.iter().any(Diagnostic::is_error);
     for diagnostic in diagnostics {
         Diagnostics(diagnostic).accumulate(db);
     }
@@ -87,6 +90,7 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
         text: text.clone(),
         pieces,
         outline,
+        broken,
     }
 }
 

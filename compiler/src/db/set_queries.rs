@@ -100,7 +100,8 @@ pub fn lint(db: &dyn salsa::Database, set: PolicySet) {
             report_placed(db, item.file(db), item.offset(db), lint_rule(db, *item));
         }
     }
-    for diagnostic in crate::lint::lint_set(check(db, set)) {
+    let parsed = set.files(db).iter().all(|file| !parse(db, *file).broken);
+    for diagnostic in crate::lint::lint_set(check(db, set), parsed) {
         Diagnostics(diagnostic).accumulate(db);
     }
 }

@@ -102,6 +102,8 @@ registry! {
         "A `for … in` clause, which judges each part on its own, is written on a rule that is neither a pre-check nor a gate.";
     InvalidEffectRow = "E0026", Error, "invalid-effect-row",
         "A row of an `effects` declaration is not a valid row of the shell effect table.";
+    UnknownKeyword = "E0027", Error, "unknown-keyword",
+        "A word stands where a keyword, a rule kind or an effect belongs and is close to one: most likely a misspelling.";
     ConfigSyntax = "E0030", Error, "config-syntax",
         "The configuration file (`sluice.toml`) is not valid TOML.";
     ConfigUnknownKey = "E0031", Error, "config-unknown-key",

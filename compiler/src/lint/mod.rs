@@ -19,14 +19,21 @@ pub fn lint_rule(rule: &CheckedRule) -> Vec<Diagnostic> {
     out
 }
 
-/// The warnings that compare rules and declarations across the set.
-pub fn lint_set(set: &CheckedSet) -> Vec<Diagnostic> {
+/// The warnings that compare rules and declarations across the set. When an item of the set did
+/// not parse (`parsed` is false), what it declares and what it uses are unknown, so the
+/// warnings that would follow from its absence — a tool nothing uses, a glob that matches no
+/// tool — are not given: they would only repeat the syntax error.
+pub fn lint_set(set: &CheckedSet, parsed: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in &set.rules {
         shadowed_allow(rule, set, &mut out);
-        selector_matches_nothing(rule, set, &mut out);
+        if parsed {
+            selector_matches_nothing(rule, set, &mut out);
+        }
     }
-    unused_tools(set, &mut out);
+    if parsed {
+        unused_tools(set, &mut out);
+    }
     out
 }
 

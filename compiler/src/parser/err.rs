@@ -3,8 +3,9 @@
 use pest::error::{Error, ErrorVariant, InputLocation};
 
 use super::Rule;
+use super::recover::ITEM_KEYWORDS;
 use crate::ast::Span;
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, did_you_mean};
 
 /// How deeply brackets may nest; deeper input is refused before parsing so that no recursive
 /// stage (parser, builder, checker, interpreter) can exhaust the stack.
@@ -29,6 +30,9 @@ pub(crate) fn to_diagnostic(
     let span = Span::new(offset + position, offset + position + found.1);
     match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => {
+            if let Some(misspelt) = misspelt_keyword(path, text, offset, position, positives) {
+                return misspelt;
+            }
             let expected = expected_words(positives);
             let message = match found.0 {
                 Some(token) => format!("unexpected `{token}`"),
@@ -52,6 +56,168 @@ pub(crate) fn to_diagnostic(
         .label("stopped here")
         .help("split the policy into smaller rules or files"),
     }
+}
+
+/// The words an effect begins with.
+pub(crate) const EFFECT_WORDS: &[&str] = &[
+    "allow", "deny", "ask", "accept", "replace", "fail", "attach", "safe",
+];
+
+const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
+
+/// Every word the grammar reserves somewhere: a misspelling is never one of them.
+const KEYWORDS: &[&str] = &[
+    "policy",
+    "tool",
+    "from",
+    "context",
+    "effects",
+    "precheck",
+    "gate",
+    "postcheck",
+    "concurrency",
+    "test",
+    "on",
+    "when",
+    "for",
+    "allow",
+    "accept",
+    "safe",
+    "deny",
+    "ask",
+    "replace",
+    "content",
+    "value",
+    "fail",
+    "with",
+    "attach",
+    "examples",
+    "agent",
+    "call",
+    "result",
+    "expect",
+    "no",
+    "rule",
+    "reason",
+    "part",
+    "or",
+    "and",
+    "not",
+    "in",
+    "matches",
+    "glob",
+    "true",
+    "false",
+    "null",
+];
+
+/// The keywords a grammar rule stands for, when it is expected.
+fn keywords_of(expected: Rule) -> &'static [&'static str] {
+    match expected {
+        Rule::EOI
+        | Rule::header
+        | Rule::kw_policy
+        | Rule::tool_decl
+        | Rule::kw_tool
+        | Rule::context_decl
+        | Rule::effects_decl
+        | Rule::kw_effects
+        | Rule::test_block
+        | Rule::kw_test => ITEM_KEYWORDS,
+        Rule::rule_decl | Rule::rule_kind => RULE_KINDS,
+        Rule::kw_on => &["on"],
+        Rule::condition | Rule::kw_when => &["when"],
+        Rule::per_part | Rule::kw_for => &["for"],
+        Rule::kw_from | Rule::schema_ref => &["from"],
+        Rule::effects
+        | Rule::allow_effect
+        | Rule::deny_effect
+        | Rule::ask_effect
+        | Rule::accept_effect
+        | Rule::replace_content
+        | Rule::replace_value
+        | Rule::fail_effect
+        | Rule::attach_effect
+        | Rule::safe_effect => EFFECT_WORDS,
+        Rule::kw_content => &["content"],
+        Rule::kw_value => &["value"],
+        Rule::kw_with => &["with"],
+        Rule::kw_context => &["context"],
+        Rule::examples | Rule::kw_examples => &["examples"],
+        Rule::agent_stmt
+        | Rule::context_stmt
+        | Rule::call_stmt
+        | Rule::result_stmt
+        | Rule::expect_stmt => &["agent", "context", "call", "result", "expect"],
+        Rule::kw_in => &["in"],
+        Rule::kw_matches => &["matches"],
+        Rule::kw_glob => &["glob"],
+        Rule::kw_and => &["and"],
+        Rule::kw_or => &["or"],
+        Rule::cmp_op => &["in", "matches", "glob"],
+        _ => &[],
+    }
+}
+
+/// A word close to a keyword where the grammar wanted one: `prechek`, `wen`, `exampels`, or an
+/// effect such as `deney "no"`, which parses as far as a veto reason named `deney` and stops at
+/// the string after it.
+fn misspelt_keyword(
+    path: &str,
+    text: &str,
+    offset: usize,
+    position: usize,
+    positives: &[Rule],
+) -> Option<Diagnostic> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let rest = text.get(position..)?;
+    let found: &str = rest.get(..rest.find(|c: char| !is_word(c)).unwrap_or(rest.len()))?;
+    let wanted: Vec<&str> = positives
+        .iter()
+        .flat_map(|rule| keywords_of(*rule).iter().copied())
+        .collect();
+    let (word, start, suggestion) = match did_you_mean(found, wanted.iter().copied()) {
+        Some(suggestion) if !found.is_empty() => (found, position, suggestion),
+        _ => {
+            // The word before the error, when it stands where an effect begins.
+            let before = text.get(..position)?.trim_end();
+            let start = before.rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
+            let word = before.get(start..)?;
+            let lead = before.get(..start)?.trim_end();
+            if word.is_empty() || !(lead.ends_with("=>") || lead.ends_with(',')) {
+                return None;
+            }
+            (
+                word,
+                start,
+                did_you_mean(word, EFFECT_WORDS.iter().copied())?,
+            )
+        }
+    };
+    if KEYWORDS.contains(&word) {
+        return None;
+    }
+    let what = if EFFECT_WORDS.contains(&suggestion) {
+        "effect"
+    } else if RULE_KINDS.contains(&suggestion) {
+        "rule kind"
+    } else {
+        "keyword"
+    };
+    let span = Span::new(offset + start, offset + start + word.len());
+    Some(
+        Diagnostic::new(
+            Code::UnknownKeyword,
+            path,
+            span,
+            format!("unknown {what} `{word}`"),
+        )
+        .label(format!(
+            "not a{} {what}",
+            if what == "effect" { "n" } else { "" }
+        ))
+        .help(format!("did you mean `{suggestion}`?")),
+    )
 }
 
 /// The token at `position`, for "unexpected `…`", and its length in bytes.

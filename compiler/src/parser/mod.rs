@@ -5,6 +5,7 @@ mod build;
 mod cst;
 mod err;
 mod recover;
+pub(crate) use err::EFFECT_WORDS;
 pub use recover::ITEM_KEYWORDS;
 
 use crate::ast::PolicyFile;
