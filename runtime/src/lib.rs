@@ -11,6 +11,7 @@ pub mod config;
 pub mod events;
 pub mod execute;
 pub mod gate;
+pub mod hooks;
 pub mod journal;
 pub mod observe;
 pub mod pipeline;

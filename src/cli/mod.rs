@@ -9,7 +9,9 @@ mod compile;
 mod eval;
 mod explain;
 mod fmt;
+mod hook;
 mod init;
+mod install;
 mod lsp;
 mod report;
 mod rules;
@@ -132,9 +134,36 @@ enum Command {
     },
     /// Write a commented starter `sluice.toml` in the working directory
     Init {
+        /// Install the hook for this agent harness: merge `sluice hook` into its settings, and
+        /// write a starter `sluice.toml` if there is none
+        #[arg(value_enum)]
+        harness: Option<HarnessArg>,
         /// Replace an existing `sluice.toml`
-        #[arg(long)]
+        #[arg(long, conflicts_with = "harness")]
         force: bool,
+        /// Install for every project of this user (`~/.claude`, `~/.gemini`;
+        /// `~/.config/sluice/sluice.toml`) instead of this one
+        #[arg(long, requires = "harness")]
+        global: bool,
+        /// Say what is installed for the harness and whether it would work
+        #[arg(long, requires = "harness")]
+        check: bool,
+    },
+    /// Answer one agent harness hook event (JSON on stdin) in that harness's contract
+    ///
+    /// Whatever goes wrong, the answer is the harness's block, never a crash or a hang.
+    Hook {
+        #[arg(value_enum)]
+        harness: HarnessArg,
+        /// The configuration; by default the nearest `sluice.toml` from the project directory
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Block the call if no decision is made within this many milliseconds; keep it below
+        /// the harness's own hook timeout, after which the harness runs the tool
+        #[arg(long, default_value_t = 5000)]
+        deadline_ms: u64,
+        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
+        backend: BackendArg,
     },
     /// Serve the Language Server Protocol over stdin and stdout, for editors
     Lsp,
@@ -175,6 +204,26 @@ impl From<BackendArg> for sluice_compiler::jit::Backend {
         match arg {
             BackendArg::Jit => sluice_compiler::jit::Backend::Jit,
             BackendArg::Interp => sluice_compiler::jit::Backend::Interp,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HarnessArg {
+    Claude,
+    Codex,
+    Gemini,
+    Copilot,
+}
+
+impl From<HarnessArg> for sluice_runtime::hooks::Harness {
+    fn from(arg: HarnessArg) -> Self {
+        use sluice_runtime::hooks::Harness;
+        match arg {
+            HarnessArg::Claude => Harness::Claude,
+            HarnessArg::Codex => Harness::Codex,
+            HarnessArg::Gemini => Harness::Gemini,
+            HarnessArg::Copilot => Harness::Copilot,
         }
     }
 }
@@ -252,7 +301,34 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 exit_code,
             },
         ),
-        Command::Init { force } => init::run(force),
+        Command::Init {
+            harness: None,
+            force,
+            ..
+        } => init::run(force),
+        Command::Init {
+            harness: Some(harness),
+            global,
+            check,
+            ..
+        } => {
+            if check {
+                install::check(harness.into(), global)
+            } else {
+                install::install(harness.into(), global)
+            }
+        }
+        Command::Hook {
+            harness,
+            config,
+            deadline_ms,
+            backend,
+        } => Ok(hook::run(hook::HookArgs {
+            harness: harness.into(),
+            config,
+            deadline: std::time::Duration::from_millis(deadline_ms),
+            backend: backend.into(),
+        })),
         Command::Shell { line, cwd, format } => shell::run(&line, cwd.as_deref(), format),
         Command::Rules {
             paths,

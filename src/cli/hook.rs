@@ -1,0 +1,159 @@
+//! `sluice hook HARNESS`: one hook event on stdin, the chain's answer in the harness's contract.
+//!
+//! Every harness runs the tool when a hook crashes, hangs or prints garbage, so this command
+//! never does any of those: whatever goes wrong (no configuration, a policy that does not
+//! compile, an unreadable event, a panic, a stall past the deadline) becomes the harness's
+//! block, with the reason.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use sluice_compiler::jit::Backend;
+use sluice_runtime::chain::Chain;
+use sluice_runtime::config::{Config, ConfigError};
+use sluice_runtime::hooks::{self, Harness, Host, Reply};
+
+/// The largest event read: a tool's whole output can be in it.
+const MAX_EVENT: u64 = 16 * 1024 * 1024;
+
+pub struct HookArgs {
+    pub harness: Harness,
+    pub config: Option<PathBuf>,
+    pub deadline: Duration,
+    pub backend: Backend,
+}
+
+pub fn run(args: HookArgs) -> ExitCode {
+    let harness = args.harness;
+    let deadline = args.deadline;
+    // A panic's message goes into the block's reason, not onto stderr before it.
+    std::panic::set_hook(Box::new(|_| {}));
+    let (sender, receiver) = mpsc::channel();
+    let worker = std::thread::Builder::new()
+        .name("hook".into())
+        .spawn(move || {
+            let reply = std::panic::catch_unwind(|| respond(&args)).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown".into());
+                hooks::block(harness, None, &format!("sluice: internal error ({what})"))
+            });
+            let _ = sender.send(reply);
+        });
+    let reply = match worker {
+        Err(error) => hooks::block(harness, None, &format!("sluice: cannot start: {error}")),
+        Ok(_) => match receiver.recv_timeout(deadline) {
+            Ok(reply) => reply,
+            Err(RecvTimeoutError::Timeout) => hooks::block(
+                harness,
+                None,
+                &format!(
+                    "sluice: no decision within {} ms, so the call is blocked",
+                    deadline.as_millis()
+                ),
+            ),
+            Err(RecvTimeoutError::Disconnected) => {
+                hooks::block(harness, None, "sluice: internal error (no decision)")
+            }
+        },
+    };
+    emit(&reply)
+}
+
+fn respond(args: &HookArgs) -> Reply {
+    let input = match read_event() {
+        Ok(input) => input,
+        Err(reason) => return hooks::block(args.harness, None, &format!("sluice: {reason}")),
+    };
+    let host = Host {
+        project_dir: project_dir(),
+        home: std::env::var("HOME").ok(),
+    };
+    match load(
+        args.config.as_deref(),
+        host.project_dir.as_deref(),
+        args.backend,
+    ) {
+        Ok((chain, config)) => hooks::answer(args.harness, &input, &chain, Some(&config), &host),
+        Err(reason) => hooks::block(args.harness, None, &format!("sluice: {reason}")),
+    }
+}
+
+fn read_event() -> Result<String, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_EVENT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the hook event: {e}"))?;
+    if bytes.len() as u64 > MAX_EVENT {
+        return Err(format!(
+            "the hook event is larger than {} MiB, too large to check",
+            MAX_EVENT / 1024 / 1024
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "the hook event is not valid UTF-8".into())
+}
+
+/// The project the harness names, else the working directory it ran the hook in.
+fn project_dir() -> Option<String> {
+    ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+}
+
+fn load(
+    explicit: Option<&Path>,
+    project: Option<&str>,
+    backend: Backend,
+) -> Result<(Chain, Config), String> {
+    let start = match project {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the working directory: {e}"))?,
+    };
+    let config = Config::discover(explicit, &start).map_err(summary)?;
+    let chain = config.chain(backend).map_err(summary)?;
+    Ok((chain, config))
+}
+
+/// A configuration error as one line: what failed, and the first thing wrong with it.
+fn summary(error: ConfigError) -> String {
+    match &error {
+        ConfigError::Invalid {
+            diagnostics,
+            sources,
+            ..
+        } => match diagnostics.first() {
+            Some(first) => {
+                let (line, _) =
+                    sources.line_col(&first.primary.file, first.primary.span.start as usize);
+                format!(
+                    "{error}: {}:{line}: {} [{}]; until it is fixed every call is blocked",
+                    first.primary.file,
+                    first.message,
+                    first.code.info().id.trim_start_matches("sluice::")
+                )
+            }
+            None => error.to_string(),
+        },
+        _ => format!("{error}; until then every call is blocked"),
+    }
+}
+
+fn emit(reply: &Reply) -> ExitCode {
+    // A closed pipe cannot be answered; the exit status still carries a block.
+    if !reply.stdout.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", reply.stdout).and_then(|()| out.flush());
+    }
+    if !reply.stderr.is_empty() {
+        let _ = writeln!(std::io::stderr().lock(), "{}", reply.stderr);
+    }
+    ExitCode::from(reply.exit)
+}

@@ -1,0 +1,159 @@
+//! GitHub Copilot CLI 1.0.102 (`@github/copilot`; the binary ships in its `-linux-x64` optional
+//! dependency), in bring-your-own-key mode against the fake model's Messages API.
+
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+use crate::fake_model::{Api, FakeModel, ToolCall};
+use crate::{Project, SECRET, broken_config, hanging_config, harness_binary, run, text};
+
+const BINARY: &str = "@github/copilot-linux-x64/copilot";
+
+fn session(project: &Project, command: &str, extra: &str, allow_all: bool) -> (Output, FakeModel) {
+    let binary = harness_binary(BINARY).unwrap();
+    let model = FakeModel::start(
+        Api::Anthropic,
+        ToolCall {
+            name: "bash".into(),
+            input: json!({ "command": command, "description": "scripted" }),
+        },
+    );
+    let user = project.home.join(".copilot");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.json"),
+        json!({ "trusted_folders": [project.root] }).to_string(),
+    )
+    .unwrap();
+    let hook = json!([{ "type": "command", "bash": project.hook_command("copilot", extra), "timeoutSec": 20 }]);
+    project.write(
+        ".github/hooks/sluice.json",
+        &json!({ "version": 1, "hooks": { "preToolUse": hook, "postToolUse": hook } }).to_string(),
+    );
+    let mut copilot = Command::new(binary);
+    copilot
+        .current_dir(&project.root)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &project.home)
+        .env("COPILOT_PROVIDER_BASE_URL", model.url())
+        .env("COPILOT_PROVIDER_TYPE", "anthropic")
+        .env("COPILOT_PROVIDER_API_KEY", "test")
+        .env("COPILOT_MODEL", "claude-sonnet-4")
+        .args(["-p", "run the command"]);
+    if allow_all {
+        copilot.arg("--allow-all-tools");
+    }
+    (run(&mut copilot), model)
+}
+
+fn installed() -> bool {
+    harness_binary(BINARY).is_some()
+}
+
+#[test]
+fn copilot_destructive_command_is_denied_and_the_file_survives() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-deny");
+    let victim = project.victim();
+    let (output, model) = session(&project, "find . -delete", "", true);
+    assert!(victim.join("keep.txt").exists(), "{}", text(&output));
+    let seen = model.tool_results();
+    assert!(
+        seen.contains("Denied by preToolUse hook"),
+        "{seen}\n{}",
+        text(&output)
+    );
+    assert!(seen.contains("deny_deleting_roots"), "{seen}");
+}
+
+#[test]
+fn copilot_allowed_command_runs() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-allow");
+    let (output, _model) = session(&project, "echo made > made.txt", "", true);
+    assert!(project.root.join("made.txt").exists(), "{}", text(&output));
+}
+
+#[test]
+fn copilot_ask_reaches_copilot_as_ask() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-ask");
+    let (output, _model) = session(&project, "git clean -fdx && echo ran > ran.txt", "", true);
+    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
+    assert!(
+        project.answers().contains("\"permissionDecision\":\"ask\""),
+        "{}",
+        project.answers()
+    );
+}
+
+#[test]
+fn copilot_secret_in_output_never_reaches_the_model() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-secret");
+    project.write("creds.txt", &format!("aws_access_key_id = {SECRET}\n"));
+    let (output, model) = session(&project, "cat creds.txt", "", true);
+    let seen = model.tool_results();
+    assert!(
+        seen.contains("[REDACTED AWS KEY]"),
+        "{seen}\n{}",
+        text(&output)
+    );
+    assert!(
+        !seen.contains(SECRET),
+        "the secret reached the model:\n{seen}"
+    );
+}
+
+#[test]
+fn copilot_broken_policy_and_stalled_hook_both_block() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-broken");
+    broken_config(&project);
+    let (output, model) = session(&project, "echo ran > ran.txt", "", true);
+    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
+    assert!(
+        model.tool_results().contains("does not compile"),
+        "{}",
+        model.tool_results()
+    );
+
+    let stalled = Project::new("copilot-stalled");
+    hanging_config(&stalled);
+    let (output, model) = session(&stalled, "echo ran > ran.txt", "--deadline-ms 1500", true);
+    assert!(!stalled.root.join("ran.txt").exists(), "{}", text(&output));
+    assert!(
+        model.tool_results().contains("no decision within"),
+        "{}",
+        model.tool_results()
+    );
+}
+
+#[test]
+fn copilot_own_permissions_apply_when_sluice_delegates() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-delegate");
+    // Without `--allow-all-tools`, Copilot CLI asks before a shell command, and no one can
+    // answer in `-p`; Sluice has no rule for `touch` and leaves it to Copilot.
+    let (output, _model) = session(&project, "touch made.txt", "", false);
+    assert!(!project.root.join("made.txt").exists(), "{}", text(&output));
+    assert!(
+        project.answers().lines().any(|l| l == "{}"),
+        "{}",
+        project.answers()
+    );
+}
