@@ -44,12 +44,11 @@ fn place(harness: Harness, global: bool) -> Result<Place, CliError> {
             .map_or_else(|| home.join(".codex"), PathBuf::from)
             .join("hooks.json"),
         Harness::Gemini => base.join(".gemini/settings.json"),
-        Harness::Copilot if global => {
-            return Err(
-                "Copilot CLI reads hooks from the repository (`.github/hooks/`): run `sluice init copilot` in the project, without `--global`"
-                    .into(),
-            );
-        }
+        // Copilot reads a repository's `.github/hooks/`, and its user's hooks from its home
+        // (`COPILOT_HOME`, else `~/.copilot`).
+        Harness::Copilot if global => std::env::var_os("COPILOT_HOME")
+            .map_or_else(|| home.join(".copilot"), PathBuf::from)
+            .join("hooks/sluice.json"),
         Harness::Copilot => base.join(".github/hooks/sluice.json"),
     };
     Ok(Place { settings, config })

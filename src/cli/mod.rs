@@ -141,7 +141,7 @@ enum Command {
         /// Replace an existing `sluice.toml`
         #[arg(long, conflicts_with = "harness")]
         force: bool,
-        /// Install for every project of this user (`~/.claude`, `~/.gemini`;
+        /// Install for every project of this user (`~/.claude`, `~/.gemini`, `~/.copilot/hooks`;
         /// `~/.config/sluice/sluice.toml`) instead of this one
         #[arg(long, requires = "harness")]
         global: bool,

@@ -11,6 +11,16 @@ use crate::{Project, SECRET, broken_config, hanging_config, harness_binary, run,
 const BINARY: &str = "@github/copilot-linux-x64/copilot";
 
 fn session(project: &Project, command: &str, extra: &str, allow_all: bool) -> (Output, FakeModel) {
+    let hook = json!([{ "type": "command", "bash": project.hook_command("copilot", extra), "timeoutSec": 20 }]);
+    project.write(
+        ".github/hooks/sluice.json",
+        &json!({ "version": 1, "hooks": { "preToolUse": hook, "postToolUse": hook } }).to_string(),
+    );
+    bare_session(project, command, allow_all)
+}
+
+/// A session with whatever hooks the project and its home already have.
+fn bare_session(project: &Project, command: &str, allow_all: bool) -> (Output, FakeModel) {
     let binary = harness_binary(BINARY).unwrap();
     let model = FakeModel::start(
         Api::Anthropic,
@@ -26,11 +36,6 @@ fn session(project: &Project, command: &str, extra: &str, allow_all: bool) -> (O
         json!({ "trusted_folders": [project.root] }).to_string(),
     )
     .unwrap();
-    let hook = json!([{ "type": "command", "bash": project.hook_command("copilot", extra), "timeoutSec": 20 }]);
-    project.write(
-        ".github/hooks/sluice.json",
-        &json!({ "version": 1, "hooks": { "preToolUse": hook, "postToolUse": hook } }).to_string(),
-    );
     let mut copilot = Command::new(binary);
     copilot
         .current_dir(&project.root)
@@ -155,5 +160,30 @@ fn copilot_own_permissions_apply_when_sluice_delegates() {
         project.answers().lines().any(|l| l == "{}"),
         "{}",
         project.answers()
+    );
+}
+
+#[test]
+fn copilot_user_hooks_from_init_global_guard_every_project() {
+    if !installed() {
+        return;
+    }
+    let project = Project::new("copilot-global");
+    let init = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["init", "copilot", "--global"])
+        .current_dir(&project.root)
+        .env("HOME", &project.home)
+        .env_remove("COPILOT_HOME")
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", text(&init));
+    assert!(project.home.join(".copilot/hooks/sluice.json").exists());
+    let victim = project.victim();
+    let (output, model) = bare_session(&project, "find . -delete", true);
+    assert!(victim.join("keep.txt").exists(), "{}", text(&output));
+    assert!(
+        model.tool_results().contains("deny_deleting_roots"),
+        "{}",
+        model.tool_results()
     );
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One hook call, the whole process, side by side in one hyperfine run: `sluice hook claude`
+# against the default chain (every set `sluice init` configures), and the two Rust guards people
+# install for the same job, destructive_command_guard (dcg) and safe-chains, on the same Claude
+# Code PreToolUse events. The peers are built from the Rust registry into a cache:
+#
+#   tests/harnesses/bench.sh            # builds what is missing, then measures
+#
+# safe-chains installs as shipped. dcg 0.16.0 does not: a crate its lock file names is gone from
+# the registry and a newer dependency needs a newer rustc. It builds from its unpacked crate once
+# webpki-roots is pinned back and its nightly toolchain files are removed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PEERS="${SLUICE_PEERS:-$HOME/.cache/sluice-peers}"
+mkdir -p "$PEERS"
+
+if [ ! -x "$PEERS/safe-chains/bin/safe-chains" ]; then
+  cargo install safe-chains --locked --root "$PEERS/safe-chains"
+fi
+
+DCG="$PEERS/dcg/target/release/dcg"
+if [ ! -x "$DCG" ]; then
+  work="$PEERS/fetch"
+  mkdir -p "$work/src"
+  printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ndestructive_command_guard = "=0.16.0"\n' >"$work/Cargo.toml"
+  : >"$work/src/lib.rs"
+  (cd "$work" && cargo fetch --quiet)
+  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/destructive_command_guard-0.16.0 | head -1)
+  rm -rf "$PEERS/dcg"
+  cp -r "$src" "$PEERS/dcg"
+  rm -f "$PEERS/dcg/.cargo/config.toml" "$PEERS/dcg/rust-toolchain.toml" "$PEERS/dcg/rust-toolchain"
+  (cd "$PEERS/dcg" && cargo update -p webpki-roots --precise 1.0.10 && cargo build --release --locked --ignore-rust-version)
+fi
+
+cargo build --release --quiet
+SLUICE="$PWD/target/release/sluice"
+project=$(mktemp -d)
+trap 'rm -rf "$project"' EXIT
+(cd "$project" && "$SLUICE" init >/dev/null)
+
+event() {
+  printf '{"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":"%s","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"},"tool_use_id":"toolu_1"}\n' "$project" "$1"
+}
+event 'git status && cargo test --workspace' >"$project/everyday.json"
+event 'rm -rf ~/' >"$project/destructive.json"
+
+cd "$project"
+for kind in everyday destructive; do
+  hyperfine --warmup 5 --runs "${RUNS:-50}" --export-markdown "$project/$kind.md" \
+    -n "sluice (default chain)" "$SLUICE hook claude < $kind.json" \
+    -n "dcg" "$DCG < $kind.json" \
+    -n "safe-chains" "$PEERS/safe-chains/bin/safe-chains < $kind.json" >/dev/null
+  echo "### $kind command"
+  cat "$project/$kind.md"
+done

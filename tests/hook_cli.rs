@@ -1,0 +1,79 @@
+//! `sluice hook` as a process: whatever the input or the machine, the answer is a decision or
+//! the harness's block, never a crash, a hang or silence.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn hook(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .arg("hook")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("GEMINI_PROJECT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // The hook may answer (and close its end) before reading everything.
+    let _ = input.write_all(stdin);
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn empty_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluice-hook-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const EVENT: &str = r#"{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+
+#[test]
+fn no_configuration_blocks_every_call() {
+    let dir = empty_dir("none");
+    for harness in ["claude", "codex", "gemini"] {
+        let out = hook(&dir, &[harness], EVENT.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{harness}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.starts_with("sluice: no `sluice.toml`"), "{said}");
+    }
+    // Copilot CLI reads its answer from stdout: the block is a deny there.
+    let out = hook(&dir, &["copilot"], EVENT.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["permissionDecision"], "deny");
+}
+
+#[test]
+fn oversized_and_garbled_events_block() {
+    let dir = empty_dir("garbled");
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"builtin:shell-safety\"\n",
+    )
+    .unwrap();
+    let huge = vec![b' '; 17 * 1024 * 1024];
+    let out = hook(&dir, &["claude"], &huge);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("too large to check"));
+    let out = hook(&dir, &["gemini"], &[0xff, 0xfe, b'{']);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+    // And a well-formed event is judged.
+    let out = hook(&dir, &["claude"], EVENT.as_bytes());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
