@@ -194,10 +194,32 @@ impl Config {
     }
 
     /// Every set compiled, in chain order.
+    ///
+    /// The sets compile side by side, one thread each: a hook is a process per tool call, and
+    /// compiling is most of its time.
     pub fn chain(&self, backend: Backend) -> Result<Chain, ConfigError> {
+        let sources = self.set_sources()?;
+        let loaded: Vec<Result<LoadedPolicy, ConfigError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = sources
+                .iter()
+                .map(|(source, _)| scope.spawn(move || load_set(source, backend)))
+                .collect();
+            workers
+                .into_iter()
+                .zip(&sources)
+                .map(|(worker, (source, _))| {
+                    worker.join().unwrap_or_else(|_| {
+                        Err(ConfigError::Unreadable(
+                            source.name.clone(),
+                            "compiling it panicked".into(),
+                        ))
+                    })
+                })
+                .collect()
+        });
         let mut chain = Chain::new();
-        for (source, scope) in self.set_sources()? {
-            chain.push(scope, Arc::new(load_set(&source, backend)?));
+        for ((_, scope), policy) in sources.into_iter().zip(loaded) {
+            chain.push(scope, Arc::new(policy?));
         }
         Ok(chain)
     }
