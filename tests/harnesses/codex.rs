@@ -175,3 +175,137 @@ fn codex_own_rules_apply_when_sluice_delegates() {
         project.answers()
     );
 }
+
+/// The JSON schemas Codex ships inside its binary, by title (`pre-tool-use.command.output`).
+fn codex_schemas(
+    binary: &std::path::Path,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let bytes = std::fs::read(binary).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    let mut schemas = std::collections::BTreeMap::new();
+    for (at, _) in text.match_indices("{\n  \"$schema\"") {
+        // The schema runs to its matching brace.
+        let mut depth = 0usize;
+        let (mut in_string, mut escaped) = (false, false);
+        let mut end = None;
+        for (i, c) in text[at..].char_indices() {
+            match (in_string, escaped, c) {
+                (true, true, _) => escaped = false,
+                (true, false, '\\') => escaped = true,
+                (true, false, '"') => in_string = false,
+                (false, _, '"') => in_string = true,
+                (false, _, '{') => depth += 1,
+                (false, _, '}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(at + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        if let Ok(schema) = serde_json::from_str::<serde_json::Value>(&text[at..end])
+            && let Some(title) = schema["title"].as_str()
+        {
+            schemas.insert(title.to_string(), schema.clone());
+        }
+    }
+    schemas
+}
+
+#[test]
+fn codex_answers_follow_the_schemas_codex_ships() {
+    let Some(binary) = harness_binary(BINARY) else {
+        return;
+    };
+    let schemas = codex_schemas(&binary);
+    let project = Project::new("codex-schemas");
+    let event = |name: &str, tool: &str, input: serde_json::Value, response: Option<&str>| {
+        let mut event = json!({
+            "session_id": "s", "turn_id": "t", "transcript_path": null,
+            "cwd": project.root, "hook_event_name": name, "model": "gpt-5",
+            "permission_mode": "default", "tool_name": tool, "tool_input": input,
+            "tool_use_id": "call_1"
+        });
+        if let Some(response) = response {
+            event["tool_response"] = json!(response);
+        }
+        if name == "PermissionRequest" {
+            event.as_object_mut().unwrap().remove("tool_use_id");
+        }
+        event
+    };
+    let cases = [
+        (
+            "pre-tool-use",
+            event(
+                "PreToolUse",
+                "Bash",
+                json!({ "command": "find . -delete" }),
+                None,
+            ),
+        ),
+        (
+            "pre-tool-use",
+            event(
+                "PreToolUse",
+                "Bash",
+                json!({ "command": "git clean -fdx" }),
+                None,
+            ),
+        ),
+        (
+            "pre-tool-use",
+            event("PreToolUse", "Bash", json!({ "command": "ls" }), None),
+        ),
+        (
+            "permission-request",
+            event(
+                "PermissionRequest",
+                "Bash",
+                json!({ "command": "find . -delete" }),
+                None,
+            ),
+        ),
+        (
+            "post-tool-use",
+            event(
+                "PostToolUse",
+                "Bash",
+                json!({ "command": "env" }),
+                Some(SECRET),
+            ),
+        ),
+    ];
+    for (kind, event) in cases {
+        let input = &schemas[&format!("{kind}.command.input")];
+        let output = &schemas[&format!("{kind}.command.output")];
+        assert!(
+            jsonschema::is_valid(input, &event),
+            "the test's {kind} event does not follow Codex's schema: {event}"
+        );
+        let answer = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["hook", "codex", "--config"])
+            .arg(project.config())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(event.to_string().as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
+        assert!(
+            jsonschema::is_valid(output, &answer),
+            "sluice's {kind} answer does not follow Codex's schema: {answer}"
+        );
+    }
+}
