@@ -141,3 +141,29 @@ fn a_rule_that_does_not_parse_brings_no_lint_warnings() {
     );
     assert!(report.contains("2 errors, 0 warnings"), "{report}");
 }
+
+#[test]
+fn a_misspelt_key_in_examples_is_named_with_a_suggestion() {
+    let file = policy(
+        "example-typo",
+        "context { workspace: string }\ntool bash { command: string }\n\n\
+         precheck r on bash when args.command == \"x\" => deny \"no\"\n  \
+         examples { deny: [{ comand: \"x\" }], pass: [{ command: \"y\" }] }\n\n\
+         precheck q on bash when args.command == context.workspace => deny \"no\"\n  \
+         examples { context: { worksapce: \"/w\" }, agent: { lables: [] }, dney: [{ command: \"/w\" }] }\n",
+    );
+    let out = sluice(&["check", path(&file)], b"");
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    for expected in [
+        "invalid example `bash` arguments: unknown field `comand` (did you mean `command`?)",
+        "invalid example context fields: unknown field `worksapce` (did you mean `workspace`?)",
+        "invalid example agent fields: unknown field `lables` (did you mean `labels`?)",
+        "unknown example key `dney` (did you mean `deny`?)",
+    ] {
+        assert!(report.contains(expected), "{expected}: {report}");
+    }
+    // The misspelt field is named where it is, not reported as the field the rule missed.
+    assert!(!report.contains("is missing"), "{report}");
+    assert!(report.contains("4 errors, 0 warnings"), "{report}");
+}
