@@ -167,3 +167,30 @@ fn a_misspelt_key_in_examples_is_named_with_a_suggestion() {
     assert!(!report.contains("is missing"), "{report}");
     assert!(report.contains("4 errors, 0 warnings"), "{report}");
 }
+
+#[test]
+fn a_failing_test_prints_the_policy_error_that_decided_it() {
+    let file = policy(
+        "failed-closed",
+        "context { workspace: string }\ntool write_file { path: string, content: string }\n\n\
+         precheck deny_outside on write_file\n  when not path(args.path).under(context.workspace)\n  \
+         => deny \"outside the workspace\"\n\n\
+         test \"a write in the workspace is allowed\" {\n  \
+         call write_file { path: \"/w/a.txt\", content: \"\" }\n  expect allow\n}\n",
+    );
+    let out = sluice(&["test", path(&file)], b"");
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("expected allow, got deny"), "{report}");
+    assert!(
+        report.contains(
+            "reason: policy error in rule `deny_outside`: `context.workspace` is missing"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("evaluation error: precheck `deny_outside` (")
+            && report.contains("failed-closed.sluice:4): `context.workspace` is missing"),
+        "{report}"
+    );
+}
