@@ -241,7 +241,7 @@ fn eval_jsonl_streams_and_survives_bad_lines() {
     assert!(
         lines[1]["error"]
             .as_str()
-            .is_some_and(|e| e.contains("invalid JSON"))
+            .is_some_and(|e| e.contains("line 1, column 2: not valid JSON"))
     );
     assert_eq!(
         lines[2]["undeclared"], true,
@@ -313,13 +313,13 @@ fn bad_input_gets_one_clear_message() {
         (
             vec!["eval", "--policy", TOUR],
             b"{not json",
-            "invalid call: invalid JSON",
+            "invalid call: line 1, column 2: not valid JSON: key must be a string",
         ),
         (vec!["eval", "--policy", TOUR], b"", "the call is empty"),
         (
             vec!["eval", "--policy", TOUR],
             b"{\"tool\":\"bash\",\"args\":[]}",
-            "`args` must be a JSON object",
+            "line 1, column 23: `args` is an object of the tool's arguments, not a list",
         ),
         (
             vec!["eval", "--policy", TOUR],
@@ -329,7 +329,7 @@ fn bad_input_gets_one_clear_message() {
         (
             vec!["eval", "--policy", "policies"],
             b"{}",
-            "invalid call: invalid JSON: missing field `tool`",
+            "invalid call: line 1, column 1: the call has no `tool`",
         ),
         (
             vec!["eval", "--policy", "builtin:git-gaurd"],

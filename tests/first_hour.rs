@@ -194,3 +194,69 @@ fn a_failing_test_prints_the_policy_error_that_decided_it() {
         "{report}"
     );
 }
+
+#[test]
+fn a_call_that_is_not_one_is_explained_in_a_calls_terms_with_its_line_and_column() {
+    let tour = "tests/fixtures/tour.sluice";
+    for (call, expected) in [
+        (
+            "[]",
+            "invalid call: line 1, column 1: a call is a JSON object (`{\"tool\": \"bash\", \"args\": {…}}`), not a list",
+        ),
+        (
+            r#"{"tool":"bash","tol":1}"#,
+            "invalid call: line 1, column 16: unknown field `tol` in a call: did you mean `tool`?",
+        ),
+        (
+            r#"{"tool":"bash","zzz":1}"#,
+            "unknown field `zzz` in a call: a call has `tool`, `args`, `agent`, `context` and `result`",
+        ),
+        (
+            "{\n  \"tool\": \"bash\",\n  \"args\": {\"command\": \"ls\"},\n  \"agent\": {\"lables\": []}\n}",
+            "invalid call: line 4, column 13: unknown field `lables` in `agent`: did you mean `labels`?",
+        ),
+        (
+            r#"{"tool": }"#,
+            "invalid call: line 1, column 10: not valid JSON: expected value",
+        ),
+        (
+            r#"{"args": {}}"#,
+            "invalid call: line 1, column 1: the call has no `tool`",
+        ),
+        (
+            r#"{"tool": "bash", "args": []}"#,
+            "invalid call: line 1, column 26: `args` is an object of the tool's arguments, not a list",
+        ),
+        (
+            r#"{"tool":"bash","result":{"status":"okay"}}"#,
+            "line 1, column 35: `result.status` is one of `ok`, `error`, `denied`, `aborted` or `timeout`, not `okay`",
+        ),
+        (
+            r#"{"tool":"bash","agent":{"labels":["a",1]}}"#,
+            "line 1, column 39: `agent.labels` must be a list of strings; item 2 is a number",
+        ),
+    ] {
+        let out = sluice(&["eval", "--policy", tour], call.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{call}");
+        let err = text(&out.stderr);
+        assert!(err.contains(expected), "{call}: {err}");
+        assert!(
+            !err.contains("invalid JSON") && !err.contains("struct Call"),
+            "no serde wording: {err}"
+        );
+    }
+    // In a stream, each bad line says where in that line.
+    let out = sluice(
+        &["eval", "--policy", tour, "--jsonl"],
+        b"{\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n{\"tool\":\"bash\",\"argz\":{}}\n",
+    );
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines[1]["line"], 2);
+    assert_eq!(
+        lines[1]["error"],
+        "invalid call: line 1, column 16: unknown field `argz` in a call: did you mean `args`?"
+    );
+}
