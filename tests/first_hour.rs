@@ -260,3 +260,75 @@ fn a_call_that_is_not_one_is_explained_in_a_calls_terms_with_its_line_and_column
         "invalid call: line 1, column 16: unknown field `argz` in a call: did you mean `args`?"
     );
 }
+
+/// Each rule `compile --emit` names, with what it says of the rule's condition.
+fn emitted(emit: &str, set: &str) -> Vec<(String, String)> {
+    let out = sluice(&["compile", "--emit", emit, set], b"");
+    assert!(out.status.success(), "{set}: {}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let mut rules = Vec::new();
+    for line in report.lines() {
+        let entry = match emit {
+            "clif" => line.strip_prefix("; rule `"),
+            _ => line
+                .strip_prefix("  settled      ")
+                .or(line.strip_prefix("  interpreted  ")),
+        };
+        if let Some(entry) = entry {
+            let (name, what) = entry.split_once(['`', ':']).expect("a rule's name");
+            let what = what.trim_start_matches(['`', ':', ' ']);
+            rules.push((name.to_string(), what.to_string()));
+        }
+    }
+    if emit == "stats" {
+        let conditions = report
+            .lines()
+            .find_map(|l| l.strip_prefix("  conditions   "))
+            .expect("a conditions line");
+        let native: usize = conditions
+            .split(": ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("a native count");
+        rules.push(("(native)".into(), native.to_string()));
+    } else {
+        let functions = report.matches("\nfunction ").count();
+        rules.retain(|(_, what)| !what.is_empty());
+        rules.push(("(native)".into(), functions.to_string()));
+    }
+    rules
+}
+
+#[test]
+fn compile_clif_and_stats_say_the_same_of_every_condition() {
+    let guard = policy(
+        "tour-guard",
+        "policy guard \"Keeps an agent away from the root directory\"\n\ntool bash { command: string }\n\n\
+         precheck deny_root_delete on bash\n  when args.command matches r\"\\brm\\s+-(rf|fr)\\s+/(\\s|$)\"\n  \
+         => deny \"deleting / is never allowed\"\n",
+    );
+    let clif = text(&sluice(&["compile", "--emit", "clif", path(&guard)], b"").stdout);
+    assert!(
+        clif.contains("; rule `deny_root_delete`: no function: its condition is one test of `args.command` that the field scan settles both ways"),
+        "{clif}"
+    );
+    let stats = text(&sluice(&["compile", "--emit", "stats", path(&guard)], b"").stdout);
+    assert!(
+        stats.contains("conditions   1: 0 native, 1 settled by field scans, 0 interpreted"),
+        "{stats}"
+    );
+    let mut sets = vec![
+        path(&guard).to_string(),
+        "tests/fixtures/tour.sluice".into(),
+    ];
+    for entry in std::fs::read_dir("policies").expect("policies") {
+        let dir = entry.expect("entry").path();
+        if dir.file_name().is_some_and(|n| n != "vocabulary") {
+            sets.push(dir.to_str().expect("UTF-8").to_string());
+        }
+    }
+    for set in &sets {
+        assert_eq!(emitted("clif", set), emitted("stats", set), "{set}");
+    }
+}
