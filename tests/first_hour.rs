@@ -332,3 +332,16 @@ fn compile_clif_and_stats_say_the_same_of_every_condition() {
         assert_eq!(emitted("clif", set), emitted("stats", set), "{set}");
     }
 }
+
+#[test]
+fn a_misspelt_import_is_named_and_import_itself_is_never_a_misspelling() {
+    let file = policy(
+        "misspelt-import",
+        "imprt \"../vocabulary/tools.sluice\"\n\nprecheck r on bash when args.command == \"x\" => deny \"no\"\n",
+    );
+    let out = sluice(&["check", path(&file)], b"");
+    let report = text(&out.stdout);
+    assert!(report.contains("sluice::E0027"), "{report}");
+    assert!(report.contains("unknown keyword `imprt`"), "{report}");
+    assert!(report.contains("did you mean `import`?"), "{report}");
+}
