@@ -345,3 +345,65 @@ fn a_misspelt_import_is_named_and_import_itself_is_never_a_misspelling() {
     assert!(report.contains("unknown keyword `imprt`"), "{report}");
     assert!(report.contains("did you mean `import`?"), "{report}");
 }
+
+#[test]
+fn home_in_shell_paths_is_the_calls_home_directory() {
+    let judge = |line: &str| {
+        let out = sluice(
+            &[
+                "eval",
+                "--policy",
+                "builtin:shell-safety",
+                "--context",
+                "workspace=/home/me/project",
+                "--context",
+                "home=/home/me",
+                "--command",
+                line,
+            ],
+            b"",
+        );
+        let outcome: serde_json::Value =
+            serde_json::from_str(&text(&out.stdout)).expect("an outcome");
+        (
+            outcome["decision"].as_str().unwrap_or("").to_string(),
+            outcome["rule"]["name"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    // Inside the workspace however the home is spelt: nothing to ask (`~/project/build` was
+    // compared as the relative-looking `~/project/build` before).
+    assert_eq!(judge("rm -rf ~/project/build").0, "delegate");
+    assert_eq!(judge("rm -rf $HOME/project/dist").0, "delegate");
+    assert_eq!(
+        judge("rm -rf $HOME/x"),
+        ("ask".into(), "ask_deleting_outside_workspace".into())
+    );
+    for line in [
+        "rm -rf ~",
+        "rm -rf $HOME",
+        "rm -rf \"${HOME}/\"",
+        "cd ~/project && rm -rf ..",
+    ] {
+        assert_eq!(
+            judge(line),
+            ("deny".into(), "deny_deleting_roots".into()),
+            "{line}"
+        );
+    }
+
+    let out = sluice(
+        &[
+            "shell",
+            "--home",
+            "/home/me",
+            "--format",
+            "json",
+            "cat ~/.aws/credentials && cd && ls > ~root/x",
+        ],
+        b"",
+    );
+    let parts: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("parts");
+    assert_eq!(parts[0]["paths"][0], "/home/me/.aws/credentials");
+    assert_eq!(parts[2]["cwd"], "/home/me");
+    assert_eq!(parts[2]["writes"][0], "~root/x");
+}
