@@ -572,7 +572,7 @@ fn explain_lists_the_rules_that_did_not_match_and_the_post_check_rewrites() {
         "{text}"
     );
     assert!(
-        text.contains("at the end of a chain a delegated call is allowed"),
+        text.contains("none of the 1 sets") || text.contains("the set has no opinion on this call"),
         "{text}"
     );
     let read = br#"{"tool":"read_file","args":{"path":"notes.txt"},"result":{"status":"ok","content":"k=AKIAIOSFODNN7EXAMPLE"}}"#;

@@ -407,3 +407,69 @@ fn home_in_shell_paths_is_the_calls_home_directory() {
     assert_eq!(parts[2]["cwd"], "/home/me");
     assert_eq!(parts[2]["writes"][0], "~root/x");
 }
+
+#[test]
+fn explain_says_what_delegate_means_for_one_set_and_for_a_chain() {
+    let guard = policy(
+        "delegate",
+        "tool bash { command: string }\n\nprecheck r on bash when args.command == \"rm -rf /\" => deny \"no\"\n",
+    );
+    let one = text(
+        &sluice(
+            &[
+                "eval",
+                "--policy",
+                path(&guard),
+                "--explain",
+                "--command",
+                "ls",
+            ],
+            b"",
+        )
+        .stdout,
+    );
+    assert!(one.starts_with("decision: delegate\n"), "{one}");
+    assert!(
+        one.contains("no rule matched: the set has no opinion on this call, so it delegates."),
+        "{one}"
+    );
+    assert!(!one.contains("chain"), "one set is no chain: {one}");
+    assert!(one.contains("runs the call when no link is left"), "{one}");
+    assert!(
+        one.contains("delegate: Sluice leaves the call to whoever asked.")
+            && one.contains("`sluice eval --exit-code` exits 0 as for allow"),
+        "{one}"
+    );
+    let two = text(
+        &sluice(
+            &[
+                "eval",
+                "--policy",
+                path(&guard),
+                "--policy",
+                "builtin:git-guard",
+                "--explain",
+                "--command",
+                "ls",
+            ],
+            b"",
+        )
+        .stdout,
+    );
+    assert!(
+        two.contains("none of the 2 sets has an opinion on this call, so the chain delegates."),
+        "{two}"
+    );
+    let out = sluice(
+        &[
+            "eval",
+            "--policy",
+            path(&guard),
+            "--exit-code",
+            "--command",
+            "ls",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "delegate exits as allow does");
+}
