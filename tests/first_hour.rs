@@ -150,7 +150,9 @@ fn a_misspelt_key_in_examples_is_named_with_a_suggestion() {
          precheck r on bash when args.command == \"x\" => deny \"no\"\n  \
          examples { deny: [{ comand: \"x\" }], pass: [{ command: \"y\" }] }\n\n\
          precheck q on bash when args.command == context.workspace => deny \"no\"\n  \
-         examples { context: { worksapce: \"/w\" }, agent: { lables: [] }, dney: [{ command: \"/w\" }] }\n",
+         examples { context: { worksapce: \"/w\" }, agent: { lables: [] }, dney: [{ command: \"/w\" }] }\n\n\
+         postcheck p on bash when result.content.contains(\"k\") => replace content \"x\"\n  \
+         examples { match: [{ contnet: \"k\" }] }\n",
     );
     let out = sluice(&["check", path(&file)], b"");
     let report = text(&out.stdout);
@@ -160,12 +162,13 @@ fn a_misspelt_key_in_examples_is_named_with_a_suggestion() {
         "invalid example context fields: unknown field `worksapce` (did you mean `workspace`?)",
         "invalid example agent fields: unknown field `lables` (did you mean `labels`?)",
         "unknown example key `dney` (did you mean `deny`?)",
+        "invalid example result fields: unknown field `contnet` (did you mean `content`?)",
     ] {
         assert!(report.contains(expected), "{expected}: {report}");
     }
     // The misspelt field is named where it is, not reported as the field the rule missed.
     assert!(!report.contains("is missing"), "{report}");
-    assert!(report.contains("4 errors, 0 warnings"), "{report}");
+    assert!(report.contains("5 errors, 0 warnings"), "{report}");
 }
 
 #[test]

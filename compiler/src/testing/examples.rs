@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use crate::ast::{Literal, RuleKind, Span};
 use crate::call::{Call, Status, ToolResult};
-use crate::check::{CheckedRule, CheckedSet, Record, Ty, agent_record, conform};
+use crate::check::{CheckedRule, CheckedSet, Record, Ty, agent_record, conform, result_record};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean};
 use crate::interp::{CallJson, Evaluation, Facts, per_part_rule_matches};
 use crate::ir::{Program, RuleIr};
@@ -160,6 +160,9 @@ fn check_rule(
         call.agent = agent.clone();
         call.context = context.clone();
         if checked.kind == RuleKind::Postcheck {
+            if !shaped(out, "result fields", item, &result_record()) {
+                continue;
+            }
             let json = item.to_json();
             let status = json
                 .get("status")
