@@ -347,6 +347,31 @@ fn a_misspelt_import_is_named_and_import_itself_is_never_a_misspelling() {
     assert!(report.contains("sluice::E0027"), "{report}");
     assert!(report.contains("unknown keyword `imprt`"), "{report}");
     assert!(report.contains("did you mean `import`?"), "{report}");
+    // The tools the import would have declared are not reported as unknown on top of it.
+    assert!(!report.contains("E0006"), "{report}");
+    assert!(report.contains("1 error, 0 warnings"), "{report}");
+}
+
+#[test]
+fn a_broken_declaration_brings_no_unknown_tool_errors_until_the_set_parses() {
+    let broken = policy(
+        "broken-declaration",
+        "tol bash { command: string }\n\nprecheck r on bash when args.command == \"x\" => deny \"no\"\n",
+    );
+    let report = text(&sluice(&["check", path(&broken)], b"").stdout);
+    assert!(report.contains("unknown keyword `tol`"), "{report}");
+    assert!(!report.contains("E0006"), "{report}");
+    assert!(report.contains("1 error, 0 warnings"), "{report}");
+    // Once it parses, a tool nothing declares is reported again.
+    let parsed = policy(
+        "undeclared-tool",
+        "tool bash { command: string }\n\nprecheck r on bsh when args.command == \"x\" => deny \"no\"\n",
+    );
+    let report = text(&sluice(&["check", path(&parsed)], b"").stdout);
+    assert!(
+        report.contains("sluice::E0006") && report.contains("did you mean `bash`?"),
+        "{report}"
+    );
 }
 
 #[test]
