@@ -496,11 +496,11 @@ fn a_repeated_key_or_a_lone_surrogate_is_refused_never_guessed() {
     for (array, what) in [
         (
             &br#"["bash", {"command": "rm -rf /"}]"#[..],
-            "the call must be a JSON object",
+            "line 1, column 1: a call is a JSON object",
         ),
         (
             &br#"{"tool": "bash", "args": {"command": "ls"}, "agent": ["a", [], []]}"#[..],
-            "agent must be a JSON object",
+            "`agent` is an object of the agent's `id`, `labels` and `presets`, not a list",
         ),
     ] {
         let out = sluice_in(&dir, &["eval"], array);

@@ -158,6 +158,10 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         1 => s.clone().prop_map(|x| {
             format!("any(c in shell({x}), any(p in c.deletes, p.under(context.workspace)) or c.unresolved != null)")
         }),
+        // `~` and `$HOME` against a home directory that is sometimes missing or not a string.
+        1 => (s.clone(), s.clone()).prop_map(|(x, home)| {
+            format!("any(c in shell({x}, context.workspace, {home}), any(p in c.paths, p.under(\"/w/x\")) or any(p in c.deletes, p.under(\"/w\")) or c.cwd == \"/w/x\")")
+        }),
     ]
     // Comparisons do not chain: every condition is parenthesized.
     .prop_map(|x| format!("({x})"))
@@ -232,6 +236,7 @@ fn text() -> BoxedStrategy<Json> {
         Just(json!("rm -rf /w/x && curl -s u | sh")),
         Just(json!("cd /w; ls 'a b' | xargs rm -f")),
         Just(json!("$(x) -r y; echo 'unbalanced")),
+        Just(json!("rm -rf ~ $HOME/y ~/../x; cd && cat ~/a > ${HOME}/b")),
         Just(json!("  Mixed Case  ")),
         Just(json!("")),
         "[a-z/0-9.]{0,8}".prop_map(Json::from),
@@ -582,4 +587,74 @@ fn a_condition_that_faults_reports_the_interpreters_error() {
         "{:?}",
         outcome.errors
     );
+}
+
+/// `~` and `$HOME` resolve against the home given to `shell`, identically in both backends (the
+/// rules' conditions are native code that calls the same parse), and a rule comparing with the
+/// home directory sees the real path.
+#[test]
+fn shell_resolves_the_home_directory_alike_in_both_backends() {
+    let policy = r#"
+context { workspace: string, home: string }
+tool bash { command: string }
+
+precheck deny_aws on bash
+  when any(c in shell(args.command, context.workspace, context.home), any(p in c.paths, p.under(context.home + "/.aws")))
+  => deny "reads AWS credentials"
+
+gate deny_home_delete on bash
+  when any(c in shell(args.command, context.workspace, context.home), any(p in c.deletes, p in ["/home/me", "/home"]))
+  => "deletes a home directory"
+
+precheck ask_home_cwd on bash
+  when any(c in shell(args.command, context.workspace, context.home), c.cwd == context.home)
+  => ask "runs in the home directory"
+"#;
+    let context = json!({ "workspace": "/home/me/project", "home": "/home/me" });
+    let calls: Vec<(&str, &str)> = vec![
+        ("cat ~/.aws/credentials", "deny"),
+        ("cat $HOME/.aws/config", "deny"),
+        ("cat \"${HOME}\"/.aws/config", "deny"),
+        ("cat ~root/.aws/config", "delegate"),
+        ("cat ./.aws/config", "delegate"),
+        ("rm -rf ~", "deny"),
+        ("rm -rf $HOME/", "deny"),
+        ("rm -rf ~/..", "deny"),
+        ("rm -rf ~/project/build", "delegate"),
+        ("cd && ls", "ask"),
+        ("cd ~ && ls", "ask"),
+    ];
+    let calls: Vec<Call> = calls
+        .iter()
+        .map(|(line, _)| {
+            let mut call = Call::new("bash", json!({ "command": line }));
+            call.context = context.clone();
+            call
+        })
+        .collect();
+    check_agreement(policy, &calls).expect("the backends agree");
+    let mut db = Database::default();
+    let compiled = db.compile_texts("home", vec![("home.sluice".into(), policy.into())]);
+    let program = compiled.program.as_ref().expect("compiles");
+    let native = jit::compile(program, JitOptions::default()).expect("jit");
+    assert_eq!(native.stats().compiled, 3, "every condition is native code");
+    let expected = [
+        "deny", "deny", "deny", "delegate", "delegate", "deny", "deny", "deny", "delegate", "ask",
+        "ask",
+    ];
+    for (call, expected) in calls.iter().zip(expected) {
+        for evaluator in [
+            Evaluator::interpreted(program),
+            Evaluator::new(program, Some(&native)),
+        ] {
+            let outcome = evaluator.evaluate(call);
+            assert_eq!(
+                outcome.decision.as_str(),
+                expected,
+                "{:?}: {outcome:?}",
+                call.args
+            );
+            assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        }
+    }
 }

@@ -75,32 +75,7 @@ pub struct ToolResult {
     pub error: Option<String>,
 }
 
-/// Why a JSON text is not a call.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum CallError {
-    #[error("invalid JSON: {0}")]
-    Json(String),
-    #[error("`args` must be a JSON object")]
-    ArgsNotObject,
-    #[error("`context` must be a JSON object")]
-    ContextNotObject,
-    #[error("`tool` must not be empty")]
-    EmptyTool,
-    #[error("{0} must be a JSON object (`{{\"tool\": …, \"args\": {{…}}}}`), not {1}")]
-    NotObject(&'static str, &'static str),
-}
-
-/// What a value is when it is not an object (`None` for an object or no value).
-fn not_an_object(value: Option<&Value>) -> Option<&'static str> {
-    Some(match value? {
-        Value::Object(_) => return None,
-        Value::Array(_) => "an array",
-        Value::String(_) => "a string",
-        Value::Number(_) => "a number",
-        Value::Bool(_) => "a boolean",
-        Value::Null => "null",
-    })
-}
+pub use crate::call_json::CallError;
 
 impl Call {
     pub fn new(tool: impl Into<String>, args: Value) -> Self {
@@ -113,34 +88,29 @@ impl Call {
         }
     }
 
-    /// Parses and validates a call from JSON text.
+    /// Parses and validates a call from JSON text. What is wrong is said in a call's terms,
+    /// with the line and column where it is (lang-spec/eval-json.md).
     pub fn from_json(text: &str) -> Result<Call, CallError> {
         // Read strictly first: a repeated key is refused rather than resolved either way.
-        let value = crate::json::from_str(text).map_err(|e| CallError::Json(e.to_string()))?;
-        // serde reads a struct from a JSON array too (`["bash", {}]`): a call is an object.
-        if let Some(kind) = not_an_object(Some(&value)) {
-            return Err(CallError::NotObject("the call", kind));
-        }
-        for field in ["agent", "result"] {
-            if let Some(kind) = not_an_object(value.get(field)).filter(|k| *k != "null") {
-                return Err(CallError::NotObject(field, kind));
-            }
-        }
+        let value = crate::json::from_str(text).map_err(|e| CallError::syntax(&e))?;
+        // The shape is checked on the value, in the order the text is written, before serde
+        // reads it: serde would also read a struct from a JSON array by position.
+        crate::call_json::check(text, &value)?;
         let call: Call =
-            serde_json::from_value(value).map_err(|e| CallError::Json(e.to_string()))?;
+            serde_json::from_value(value).map_err(|e| CallError::new(e.to_string()))?;
         call.validate()?;
         Ok(call)
     }
 
     pub fn validate(&self) -> Result<(), CallError> {
         if self.tool.is_empty() {
-            return Err(CallError::EmptyTool);
+            return Err(CallError::new("`tool` must not be empty"));
         }
         if !self.args.is_object() {
-            return Err(CallError::ArgsNotObject);
+            return Err(CallError::new("`args` must be a JSON object"));
         }
         if !self.context.is_object() {
-            return Err(CallError::ContextNotObject);
+            return Err(CallError::new("`context` must be a JSON object"));
         }
         Ok(())
     }

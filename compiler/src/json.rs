@@ -95,9 +95,146 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
+/// One step into a JSON value: an object's key or a list's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Where in `text` (valid JSON) the value at `path` starts, or with `key` set, where the key of
+/// its last step starts: a byte offset, for errors that name a line and column.
+pub fn locate(text: &str, path: &[Step<'_>], key: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    for (n, step) in path.iter().enumerate() {
+        let last = n + 1 == path.len();
+        match *step {
+            Step::Key(wanted) => {
+                if bytes.get(at) != Some(&b'{') {
+                    return None;
+                }
+                at = skip_space(bytes, at + 1);
+                loop {
+                    let start = at;
+                    let end = skip_string(bytes, start)?;
+                    let name: String = serde_json::from_str(text.get(start..end)?).ok()?;
+                    at = skip_space(bytes, end);
+                    if bytes.get(at) != Some(&b':') {
+                        return None;
+                    }
+                    at = skip_space(bytes, at + 1);
+                    if name == wanted {
+                        if last && key {
+                            return Some(start);
+                        }
+                        break;
+                    }
+                    at = skip_space(bytes, skip_value(bytes, at)?);
+                    match bytes.get(at) {
+                        Some(b',') => at = skip_space(bytes, at + 1),
+                        _ => return None,
+                    }
+                }
+            }
+            Step::Index(wanted) => {
+                if bytes.get(at) != Some(&b'[') {
+                    return None;
+                }
+                at = skip_space(bytes, at + 1);
+                for _ in 0..wanted {
+                    at = skip_space(bytes, skip_value(bytes, at)?);
+                    match bytes.get(at) {
+                        Some(b',') => at = skip_space(bytes, at + 1),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+    }
+    Some(at)
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(|b| b" \t\r\n".contains(b)) {
+        at += 1;
+    }
+    at
+}
+
+/// Past the string that starts at `at`.
+fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut i = at + 1;
+    loop {
+        match bytes.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// Past the value that starts at `at`, counting brackets outside strings (no recursion, so no
+/// depth of nesting can overflow the stack).
+fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => skip_string(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => {
+                        i = skip_string(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = at;
+            while bytes.get(i).is_some_and(|b| !b",}] \t\r\n".contains(b)) {
+                i += 1;
+            }
+            (i > at).then_some(i)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::from_str;
+    use super::{Step, from_str, line_column, locate};
+
+    #[test]
+    fn locates_keys_and_values_by_path() {
+        let text = "{\"tool\": \"bash\",\n \"agent\": {\"labels\": [\"a\", 7]},\n \"tol\": 1}";
+        let at = |path: &[Step<'_>], key| locate(text, path, key).map(|o| line_column(text, o));
+        assert_eq!(at(&[Step::Key("tool")], false), Some((1, 10)));
+        assert_eq!(at(&[Step::Key("tol")], true), Some((3, 2)));
+        let seven = [Step::Key("agent"), Step::Key("labels"), Step::Index(1)];
+        assert_eq!(at(&seven, false), Some((2, 28)));
+        assert_eq!(at(&[Step::Key("none")], true), None);
+    }
 
     #[test]
     fn a_repeated_key_is_an_error_at_any_depth() {

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod builtin;
 pub mod call;
+mod call_json;
 pub mod check;
 pub mod db;
 pub mod decision;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use sluice_compiler::ast::RuleKind;
 use sluice_compiler::db::Database;
 use sluice_compiler::ir::{Program, render_program};
-use sluice_compiler::jit::{self, JitOptions};
+use sluice_compiler::jit::{self, ConditionCode, JitOptions};
 use sluice_compiler::load::discover;
 
 use super::report::human;
@@ -40,8 +40,18 @@ pub fn run(paths: &[PathBuf], emit: Emit) -> Result<ExitCode, CliError> {
             Emit::Clif => {
                 let native = jit::compile(program, options).map_err(|e| e.to_string())?;
                 outln!("; policy set {}", compiled.name);
-                for function in native.clif() {
-                    outln!("{function}");
+                // Rule by rule, as `--emit stats` counts them: a rule without a function says
+                // how its condition is decided instead.
+                let mut functions = native.clif().iter();
+                for (rule, code) in &native.stats().conditions {
+                    match code {
+                        ConditionCode::Native => {
+                            if let Some(function) = functions.next() {
+                                outln!("{function}");
+                            }
+                        }
+                        other => outln!("; rule `{rule}`: {}\n", describe(other)),
+                    }
                 }
             }
             Emit::Stats => {
@@ -69,14 +79,22 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
     outln!("  regexes      {}", program.regexes.len());
     outln!("  globs        {}", program.globs.len());
     outln!("  literal sets {}", program.sets.len());
-    outln!(
-        "  native       {} of {} conditions ({} string constants)",
-        native.compiled + native.decided_by_scans,
-        program
-            .rules
+    let of = |wanted: fn(&ConditionCode) -> bool| {
+        native
+            .conditions
             .iter()
-            .filter(|r| r.condition.is_some())
-            .count(),
+            .filter(|(_, code)| wanted(code))
+            .count()
+    };
+    outln!(
+        "  conditions   {}: {} native, {} settled by field scans, {} interpreted ({} string constants)",
+        native.conditions.len(),
+        of(|c| matches!(c, ConditionCode::Native)),
+        of(|c| matches!(c, ConditionCode::SettledByScan { .. })),
+        of(|c| matches!(
+            c,
+            ConditionCode::PerPart | ConditionCode::Interpreted { .. }
+        )),
         native.constants
     );
     outln!(
@@ -85,12 +103,34 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
         native.guarded,
         native.decided_by_scans
     );
-    for rule in &native.untranslated {
-        outln!("  interpreted  {rule}");
+    for (rule, code) in &native.conditions {
+        match code {
+            ConditionCode::Native => {}
+            ConditionCode::SettledByScan { .. } => {
+                outln!("  settled      {rule}: {}", describe(code))
+            }
+            ConditionCode::PerPart | ConditionCode::Interpreted { .. } => {
+                outln!("  interpreted  {rule}: {}", describe(code))
+            }
+        }
     }
     outln!(
         "  time         {:.2} ms parse + check + lower, {:.2} ms JIT",
         front_end.as_secs_f64() * 1e3,
         native.compile_time.as_secs_f64() * 1e3
     );
+}
+
+/// How a condition without a function of its own is decided, in the words both emits use.
+fn describe(code: &ConditionCode) -> String {
+    match code {
+        ConditionCode::Native => "native code".into(),
+        ConditionCode::SettledByScan { field } => format!(
+            "no function: its condition is one test of `{field}` that the field scan settles both ways"
+        ),
+        ConditionCode::PerPart => {
+            "no function: a per-part condition, interpreted once per part".into()
+        }
+        ConditionCode::Interpreted { why } => format!("no function, interpreted: {why}"),
+    }
 }

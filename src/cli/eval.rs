@@ -264,10 +264,18 @@ fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
         }
     }
     let Some(meta) = &outcome.rule else {
+        let who = match chain.links().len() {
+            1 => "the set has no opinion on this call, so it delegates".to_string(),
+            n => {
+                format!("none of the {n} sets has an opinion on this call, so the chain delegates")
+            }
+        };
+        outln!("no rule matched: {who}.");
         outln!(
-            "no rule matched: every set delegates, so this chain has no opinion on the call; \
-             at the end of a chain a delegated call is allowed (the runtime runs it, gates permitting), \
-             and a hook leaves it to the agent's own permissions"
+            "delegate: Sluice leaves the call to whoever asked. A Sluice runtime asks its next \
+             link and runs the call when no link is left (gates permitting), an agent's hook \
+             leaves it to the agent's own permissions, and `sluice eval --exit-code` exits 0 as \
+             for allow."
         );
         print_unmatched(chain, call, outcome);
         print_rewrites(outcome);

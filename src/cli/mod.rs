@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use sluice_compiler::shell::Dirs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -113,6 +114,9 @@ enum Command {
         /// The directory it runs in (paths are resolved against it)
         #[arg(long)]
         cwd: Option<String>,
+        /// The home directory `~` and `$HOME` name (kept as `~` without it)
+        #[arg(long)]
+        home: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
@@ -329,7 +333,19 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             deadline: std::time::Duration::from_millis(deadline_ms),
             backend: backend.into(),
         })),
-        Command::Shell { line, cwd, format } => shell::run(&line, cwd.as_deref(), format),
+        Command::Shell {
+            line,
+            cwd,
+            home,
+            format,
+        } => shell::run(
+            &line,
+            Dirs {
+                cwd: cwd.as_deref(),
+                home: home.as_deref(),
+            },
+            format,
+        ),
         Command::Rules {
             paths,
             config,

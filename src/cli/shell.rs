@@ -4,12 +4,13 @@
 use std::process::ExitCode;
 
 use serde_json::Value;
-use sluice_compiler::shell::{EffectTable, parse_command, parts_json};
+use sluice_compiler::shell::{Dirs, EffectTable, Limits, parse_command_in, parts_json_in};
 
 use super::{CliError, Format};
 
-pub fn run(line: &str, cwd: Option<&str>, format: Format) -> Result<ExitCode, CliError> {
-    let parts = parts_json(&parse_command(line, cwd), &EffectTable::built_in());
+pub fn run(line: &str, dirs: Dirs<'_>, format: Format) -> Result<ExitCode, CliError> {
+    let commands = parse_command_in(line, dirs, Limits::default());
+    let parts = parts_json_in(&commands, &EffectTable::built_in(), dirs.home);
     if format == Format::Json {
         outln!(
             "{}",

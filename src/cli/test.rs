@@ -68,13 +68,34 @@ fn print_report(report: &TestReport, sources: &SourceMap) {
     for failure in &report.failures {
         outln!("      {failure}");
     }
-    if !report.passed()
-        && let Some(rule) = &report.outcome.rule
-    {
+    if report.passed() {
+        return;
+    }
+    let outcome = &report.outcome;
+    if let Some(rule) = &outcome.rule {
         let text = sources.get(&rule.file).unwrap_or("");
         let snippet = text.get(rule.span.range()).unwrap_or("");
         for (i, source_line) in snippet.lines().enumerate() {
             outln!("      {:>4} | {source_line}", rule.line as usize + i);
         }
+        // A rule that failed closed decides with the policy error as its reason: that error,
+        // not the rule's text, is why the test failed.
+        let failed_closed = outcome
+            .errors
+            .iter()
+            .any(|e| e.rule.name == rule.name && e.rule.file == rule.file);
+        if failed_closed && let Some(reason) = &outcome.reason {
+            outln!("      reason: {reason}");
+        }
+    }
+    for error in &outcome.errors {
+        outln!(
+            "      evaluation error: {} `{}` ({}:{}): {}",
+            error.rule.kind.keyword(),
+            error.rule.name,
+            error.rule.file,
+            error.rule.line,
+            error.error
+        );
     }
 }

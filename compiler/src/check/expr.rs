@@ -684,10 +684,12 @@ impl<'a> ExprChecker<'a> {
         args: &[Expr],
         span: Span,
     ) -> Checked {
-        let params: &[Ty] = if args.len() == 2 {
-            &[Ty::Str, Ty::Str]
-        } else {
-            &[Ty::Str]
+        // `shell` also takes the home directory that `~` and `$HOME` name.
+        let most = if builtin == Builtin::Shell { 3 } else { 2 };
+        let params: &[Ty] = match args.len() {
+            3 if most == 3 => &[Ty::Str, Ty::Str, Ty::Str],
+            2 => &[Ty::Str, Ty::Str],
+            _ => &[Ty::Str],
         };
         let checked = self.arguments(name, params, args, span)?;
         Some(TExpr {
@@ -705,7 +707,8 @@ impl<'a> ExprChecker<'a> {
         match name {
             // `path(x, base)` resolves a relative `x` against `base` before normalizing.
             "path" => self.text_with_base(name, Builtin::Path, Ty::Path, args, span),
-            // `shell(command, cwd)` resolves relative operands against `cwd`.
+            // `shell(command, cwd, home)` resolves relative operands against `cwd`, and `~` and
+            // `$HOME` against `home`.
             "shell" => {
                 let parts = Ty::List(Box::new(Ty::Record(command_record())));
                 self.text_with_base(name, Builtin::Shell, parts, args, span)

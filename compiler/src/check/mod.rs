@@ -18,6 +18,7 @@ pub use rules::{
     check_rule, check_set,
 };
 pub use schema::schema_key;
+pub(crate) use tests::conform;
 pub use tests::{CheckedTest, Expect, ResultFixture};
 pub use typed::*;
 pub use types::{Record, Ty};

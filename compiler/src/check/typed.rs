@@ -124,7 +124,7 @@ pub enum Builtin {
     /// `redact(text, regex, replacement)`; the regex is the second argument, a literal.
     Redact,
     ToString,
-    /// `shell(command, cwd?)`: the simple commands of a command line, as part records.
+    /// `shell(command, cwd?, home?)`: the simple commands of a command line, as part records.
     Shell,
 }
 

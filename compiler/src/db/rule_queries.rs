@@ -184,5 +184,15 @@ pub fn examples_rule<'db>(db: &'db dyn salsa::Database, item: RuleItem<'db>) -> 
     // Examples report their own positions; the program's line numbers are not read.
     let effects = effect_table(db, item.set(db)).clone();
     let program = crate::lower::link([(&**lowered, 0)], &SourceMap::default(), effects);
-    crate::testing::check_examples(checked, &program)
+    // Examples are held to the declarations as test blocks are, so a misspelt key is named.
+    let declared = checked.tools.names.first().and_then(|name| {
+        declared_tool(db, ToolKey::new(db, item.set(db), name.clone()))
+            .clone()
+            .filter(|tool| tool.known)
+    });
+    let shapes = crate::testing::ExampleShapes {
+        args: declared.map(|tool| tool.args),
+        context: context_record(db, item.set(db)).clone(),
+    };
+    crate::testing::check_examples(checked, &program, &shapes)
 }

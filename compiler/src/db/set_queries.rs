@@ -11,7 +11,7 @@ use crate::ast::Relocate;
 use crate::check::{
     CheckedSet, Declarations, RuleSite, SourceUnit, check_set, collect_declarations,
 };
-use crate::diagnostics::{Diagnostic, SourceMap};
+use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::Program;
 
 /// The set's text, for line numbers and rendering.
@@ -78,6 +78,12 @@ pub fn check(db: &dyn salsa::Database, set: PolicySet) -> Arc<CheckedSet> {
         |index| items.get(index).map(|item| check_rule(db, *item)),
         &mut diagnostics,
     );
+    // An item that does not parse may be the declaration (a misspelt `tool` or `import`): while
+    // it stands, a tool that no parsed item declares is not reported, as the warnings are not
+    // (see `lint`); it would only echo the syntax error.
+    if set.files(db).iter().any(|file| parse(db, *file).broken) {
+        diagnostics.retain(|d| d.code != Code::UnknownTool);
+    }
     for diagnostic in diagnostics {
         Diagnostics(diagnostic).accumulate(db);
     }

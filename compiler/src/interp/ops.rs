@@ -263,13 +263,14 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
     list.elements().ok_or_else(|| type_fault(0, "a list", list))
 }
 
-/// The command lines one call's rules parsed, each with the working directory it was parsed
-/// against: a line is parsed once per call however many rules read it, and its parts are
+/// The command lines one call's rules parsed, each with the working and home directories it was
+/// parsed against: a line is parsed once per call however many rules read it, and its parts are
 /// borrowed from here like the call's own JSON.
 #[derive(Default)]
-pub struct ShellParses(elsa::FrozenMap<(String, Option<String>), Box<Json>>);
+pub struct ShellParses(elsa::FrozenMap<(String, Option<String>, Option<String>), Box<Json>>);
 
-/// `shell(line)` or `shell(line, cwd)`: the line's simple commands as part records.
+/// `shell(line)`, `shell(line, cwd)` or `shell(line, cwd, home)`: the line's simple commands as
+/// part records. Both backends call this.
 pub fn shell<'a, V: Borrow<Value<'a>>>(
     args: &[V],
     parses: &'a ShellParses,
@@ -281,14 +282,20 @@ pub fn shell<'a, V: Borrow<Value<'a>>>(
     };
     let line = text(0)?.unwrap_or_default();
     let cwd = text(1)?;
-    let key = (line.to_string(), cwd.map(str::to_string));
+    let home = text(2)?;
+    let key = (
+        line.to_string(),
+        cwd.map(str::to_string),
+        home.map(str::to_string),
+    );
     let parts = match parses.0.get(&key) {
         Some(parts) => parts,
         None => {
-            let commands = crate::shell::parse_command(line, cwd);
-            parses
-                .0
-                .insert(key, Box::new(crate::shell::parts_json(&commands, effects)))
+            let dirs = crate::shell::Dirs { cwd, home };
+            let commands =
+                crate::shell::parse_command_in(line, dirs, crate::shell::Limits::default());
+            let parts = crate::shell::parts_json_in(&commands, effects, home);
+            parses.0.insert(key, Box::new(parts))
         }
     };
     Ok(Value::Json(parts))

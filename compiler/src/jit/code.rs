@@ -52,9 +52,25 @@ impl Drop for CodeMemory {
     }
 }
 
+/// How one rule's condition is run: `--emit clif` and `--emit stats` both read this, so they
+/// say the same of every rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConditionCode {
+    /// A native function (its Cranelift IR is in [`NativeCode::clif`], in rule order).
+    Native,
+    /// The condition is one test that a field scan answers both ways: no code of its own.
+    SettledByScan { field: String },
+    /// A per-part rule's condition runs once per part, in the interpreter.
+    PerPart,
+    /// The translator cannot express it: it runs in the interpreter.
+    Interpreted { why: String },
+}
+
 /// Counts and timings of one compilation, for `sluice compile --emit stats`.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
+    /// Each rule that has a condition, by name, and how the condition is run, in set order.
+    pub conditions: Vec<(String, ConditionCode)>,
     pub rules: usize,
     /// Rules whose condition runs as native code.
     pub compiled: usize,

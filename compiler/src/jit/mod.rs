@@ -11,7 +11,7 @@ mod helpers;
 mod module;
 mod translate;
 
-pub use code::{NativeCode, NativeFrame, Stats};
+pub use code::{ConditionCode, NativeCode, NativeFrame, Stats};
 pub use module::{Jit, JitError, JitOptions, compile};
 
 /// Which engine evaluates rule conditions.

@@ -11,7 +11,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 
 use super::cell::{Cell, MISSING};
-use super::code::{CodeMemory, ConditionFn, NativeCode, Stats};
+use super::code::{CodeMemory, ConditionCode, ConditionFn, NativeCode, Stats};
 use super::helpers;
 use super::translate::{Constants, FunctionTranslator, Untranslatable, scratch_cells, stack_slot};
 use crate::ir::{Program, RuleIr};
@@ -107,22 +107,36 @@ impl Jit {
         let mut declared: Vec<(usize, FuncId)> = Vec::new();
         let mut clif = Vec::new();
         let mut untranslated = Vec::new();
+        let mut codes = Vec::new();
         let scans = Scans::build(program);
         for (position, rule) in program.rules.iter().enumerate() {
-            // A per-part rule's condition runs once per part, with the part bound: interpreted.
-            let Some(condition) = rule.condition.filter(|_| rule.per_part.is_none()) else {
+            let Some(condition) = rule.condition else {
                 continue;
             };
-            if scans.guard(rule.index).is_some_and(|guard| guard.whole) {
+            let name = rule.meta.name.to_string();
+            // A per-part rule's condition runs once per part, with the part bound: interpreted.
+            if rule.per_part.is_some() {
+                codes.push((name, ConditionCode::PerPart));
+                continue;
+            }
+            if let Some(guard) = scans.guard(rule.index).filter(|guard| guard.whole) {
+                let field = scans
+                    .scans
+                    .get(guard.scan as usize)
+                    .and_then(|scan| program.slots.get(scan.slot as usize))
+                    .map_or_else(|| "a field".to_string(), |slot| slot.describe());
+                codes.push((name, ConditionCode::SettledByScan { field }));
                 continue;
             }
             match self.translate_rule(rule, condition, &mut constants, options)? {
                 Ok((id, text)) => {
                     declared.push((position, id));
                     clif.extend(text);
+                    codes.push((name, ConditionCode::Native));
                 }
                 Err(Untranslatable(why)) => {
-                    untranslated.push(format!("{}: {why}", rule.meta.name));
+                    untranslated.push(format!("{name}: {why}"));
+                    codes.push((name, ConditionCode::Interpreted { why }));
                 }
             }
         }
@@ -142,6 +156,7 @@ impl Jit {
             }
         }
         let stats = Stats {
+            conditions: codes,
             decided_by_scans: scans.guards.iter().flatten().filter(|g| g.whole).count(),
             scans: scans.scans.len(),
             guarded: scans.guards.iter().flatten().count(),

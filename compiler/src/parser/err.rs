@@ -65,58 +65,32 @@ pub(crate) const EFFECT_WORDS: &[&str] = &[
 
 const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
 
-/// Every word the grammar reserves somewhere: a misspelling is never one of them.
-const KEYWORDS: &[&str] = &[
-    "policy",
-    "tool",
-    "from",
-    "context",
-    "effects",
-    "precheck",
-    "gate",
-    "postcheck",
-    "concurrency",
-    "test",
-    "on",
-    "when",
-    "for",
-    "allow",
-    "accept",
-    "safe",
-    "deny",
-    "ask",
-    "replace",
-    "content",
-    "value",
-    "fail",
-    "with",
-    "attach",
-    "examples",
-    "agent",
-    "call",
-    "result",
-    "expect",
-    "no",
-    "rule",
-    "reason",
-    "part",
-    "or",
-    "and",
-    "not",
-    "in",
-    "matches",
-    "glob",
-    "true",
-    "false",
-    "null",
+/// The words the grammar reserves besides those that begin an item ([`ITEM_KEYWORDS`]), a rule
+/// ([`RULE_KINDS`]) or an effect ([`EFFECT_WORDS`]).
+const OTHER_KEYWORDS: &[&str] = &[
+    "from", "on", "when", "for", "content", "value", "with", "examples", "agent", "call", "result",
+    "expect", "no", "rule", "reason", "part", "or", "and", "not", "in", "matches", "glob", "true",
+    "false", "null",
 ];
+
+/// Whether the grammar reserves `word` somewhere: a misspelling is never one of them. Made of
+/// the lists above rather than kept beside them, so a new item keyword cannot be left out.
+fn is_keyword(word: &str) -> bool {
+    [ITEM_KEYWORDS, RULE_KINDS, EFFECT_WORDS, OTHER_KEYWORDS]
+        .iter()
+        .any(|list| list.contains(&word))
+}
 
 /// The keywords a grammar rule stands for, when it is expected.
 fn keywords_of(expected: Rule) -> &'static [&'static str] {
     match expected {
-        Rule::EOI
+        // At the start of a file pest names only `file`: an item is wanted there.
+        Rule::file
+        | Rule::EOI
         | Rule::header
         | Rule::kw_policy
+        | Rule::import_decl
+        | Rule::kw_import
         | Rule::tool_decl
         | Rule::kw_tool
         | Rule::context_decl
@@ -194,7 +168,7 @@ fn misspelt_keyword(
             )
         }
     };
-    if KEYWORDS.contains(&word) {
+    if is_keyword(word) {
         return None;
     }
     let what = if EFFECT_WORDS.contains(&suggestion) {
@@ -263,6 +237,10 @@ fn join_alternatives(words: &[&str]) -> String {
 fn describe_rule(expected: Rule) -> Option<&'static str> {
     Some(match expected {
         Rule::EOI => "end of file",
+        Rule::file => {
+            "an item (`policy`, `import`, `tool`, `context`, `effects`, a rule or `test`)"
+        }
+        Rule::import_decl | Rule::kw_import => "`import`",
         Rule::header | Rule::kw_policy => "`policy`",
         Rule::tool_decl | Rule::kw_tool => "`tool`",
         Rule::context_decl | Rule::kw_context => "`context`",
@@ -389,4 +367,40 @@ pub(crate) fn nesting_limit(path: &str, text: &str) -> Option<Diagnostic> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may panic
+
+    use super::is_keyword;
+
+    /// Every word the grammar spells out as a keyword (`kw_*`, the rule kinds, the literals and
+    /// the reserved words) is known as one, so it is never taken for a misspelling.
+    #[test]
+    fn every_word_the_grammar_reserves_is_a_keyword() {
+        let grammar = include_str!("sluice.pest");
+        let mut words = Vec::new();
+        for line in grammar.lines() {
+            let Some((name, body)) = line.split_once('=') else {
+                continue;
+            };
+            let name = name.trim();
+            if !(name.starts_with("kw_")
+                || ["rule_kind", "boolean", "null", "reserved"].contains(&name))
+            {
+                continue;
+            }
+            for (i, piece) in body.split('"').enumerate() {
+                if i % 2 == 1 && piece.chars().all(|c| c.is_ascii_lowercase()) {
+                    words.push(piece.to_string());
+                }
+            }
+        }
+        assert!(words.len() > 40, "{words:?}");
+        assert!(words.iter().any(|w| w == "import"), "{words:?}");
+        for word in &words {
+            assert!(is_keyword(word), "`{word}` is reserved but not a keyword");
+        }
+    }
 }

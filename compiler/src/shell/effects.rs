@@ -51,7 +51,13 @@ impl Operands {
     }
 
     /// The selected operands' paths.
-    fn select(&self, command: &SimpleCommand, skip: usize, out: &mut Vec<String>) {
+    fn select(
+        &self,
+        command: &SimpleCommand,
+        skip: usize,
+        out: &mut Vec<String>,
+        home: Option<&str>,
+    ) {
         let paths = command.paths.get(skip..).unwrap_or(&[]);
         let args = command.args.get(skip..).unwrap_or(&[]);
         let chosen: &[String] = match self {
@@ -65,13 +71,13 @@ impl Operands {
                 return;
             }
             Operands::CwdContents => {
-                out.push(resolve("*", command.cwd.as_deref()));
+                out.push(resolve("*", command.cwd.as_deref(), home));
                 return;
             }
             Operands::After(prefix) => {
                 for arg in args {
                     if let Some(rest) = arg.strip_prefix(prefix.as_str()) {
-                        out.push(resolve(rest, command.cwd.as_deref()));
+                        out.push(resolve(rest, command.cwd.as_deref(), home));
                     }
                 }
                 return;
@@ -216,6 +222,11 @@ impl EffectTable {
 
     /// What `command` does: the rows that apply, added up, and its redirections.
     pub fn effects_of(&self, command: &SimpleCommand) -> Effects {
+        self.effects_in(command, None)
+    }
+
+    /// [`EffectTable::effects_of`], with `~` and `$HOME` in operands joined to `home`.
+    pub fn effects_in(&self, command: &SimpleCommand, home: Option<&str>) -> Effects {
         let mut effects = Effects::default();
         for row in self.rows.iter().filter(|row| row.applies(command)) {
             let skip = usize::from(!row.subcommands.is_empty());
@@ -226,7 +237,7 @@ impl EffectTable {
             ];
             for (selector, out) in selections {
                 if let Some(selector) = selector {
-                    selector.select(command, skip, out);
+                    selector.select(command, skip, out, home);
                 }
             }
             effects.network |= row.network;

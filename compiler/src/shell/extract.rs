@@ -40,24 +40,48 @@ impl Default for Limits {
 /// The default [`Limits::grammar_time`], in milliseconds (lang-spec/evaluation.md documents it).
 pub const GRAMMAR_MILLIS: u64 = 20;
 
+/// Where a line runs: its working directory and the home directory that `~` and `$HOME` name,
+/// each as far as it is known.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dirs<'a> {
+    pub cwd: Option<&'a str>,
+    pub home: Option<&'a str>,
+}
+
 /// The simple commands `line` runs, with paths resolved against `cwd` when it is known.
 pub fn parse_command(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
-    parse_command_with(line, cwd, Limits::default())
+    parse_command_in(line, Dirs { cwd, home: None }, Limits::default())
 }
 
 /// [`parse_command`] with explicit limits.
 pub fn parse_command_with(line: &str, cwd: Option<&str>, limits: Limits) -> Vec<SimpleCommand> {
-    walk(line, cwd, limits, true)
+    parse_command_in(line, Dirs { cwd, home: None }, limits)
+}
+
+/// The simple commands `line` runs in `dirs`: relative paths joined to the working directory,
+/// `~` and `$HOME` to the home directory.
+pub fn parse_command_in(line: &str, dirs: Dirs<'_>, limits: Limits) -> Vec<SimpleCommand> {
+    walk(line, dirs, limits, true)
 }
 
 /// [`parse_command_with`] through the bash grammar alone, without the fast path: the reference
-/// the fast path is tested against.
+/// the fast path is tested against. Neither side of such a test may run out of grammar time,
+/// or a busy machine would make the two disagree: see [`untimed`].
 #[cfg(test)]
 pub(super) fn parse_with_grammar(line: &str, cwd: Option<&str>) -> Vec<SimpleCommand> {
-    walk(line, cwd, Limits::default(), false)
+    walk(line, Dirs { cwd, home: None }, untimed(), false)
 }
 
-fn walk(line: &str, cwd: Option<&str>, limits: Limits, fast: bool) -> Vec<SimpleCommand> {
+/// The default limits with no grammar deadline, for tests that compare two parses.
+#[cfg(test)]
+pub(super) fn untimed() -> Limits {
+    Limits {
+        grammar_time: Duration::from_secs(600),
+        ..Limits::default()
+    }
+}
+
+fn walk(line: &str, dirs: Dirs<'_>, limits: Limits, fast: bool) -> Vec<SimpleCommand> {
     if line.len() > limits.bytes {
         return vec![SimpleCommand::unresolved(format!(
             "the command line is longer than {} bytes",
@@ -70,8 +94,11 @@ fn walk(line: &str, cwd: Option<&str>, limits: Limits, fast: bool) -> Vec<Simple
         out: Vec::new(),
         exhausted: None,
         deadline: None,
+        home: dirs
+            .home
+            .map(|home| crate::interp::path::normalize(home, None)),
     };
-    let mut cwd = cwd.map(|c| resolve(c, None));
+    let mut cwd = dirs.cwd.map(|c| resolve(c, None, walker.home.as_deref()));
     walker.script(line, &mut cwd, 0);
     if let Some(reason) = walker.exhausted.take() {
         walker.out.push(SimpleCommand::unresolved(reason));
@@ -157,6 +184,8 @@ pub(super) struct Walker {
     exhausted: Option<String>,
     /// When the grammar's time runs out: set by the first parse through the grammar.
     deadline: Option<Instant>,
+    /// The home directory `~` and `$HOME` name, normalized, when the policy gives it.
+    pub(super) home: Option<String>,
 }
 
 impl Walker {
@@ -391,7 +420,7 @@ impl Walker {
             && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit())))
             || redirect.op.ends_with("&-");
         if !names_descriptor {
-            redirect.path = resolve(&target.text, cwd.as_deref());
+            redirect.path = resolve(&target.text, cwd.as_deref(), self.home.as_deref());
         }
         redirect.target = target.text;
         Some(redirect)

@@ -2,9 +2,8 @@
 
 use proptest::prelude::*;
 
-use super::extract::parse_with_grammar;
+use super::extract::{parse_command_with, parse_with_grammar, untimed};
 use super::fast::accepts;
-use super::parse_command;
 
 const CWD: Option<&str> = Some("/home/dev/project");
 
@@ -54,7 +53,7 @@ proptest! {
 
     #[test]
     fn fast_path_agrees_with_the_grammar(line in line()) {
-        prop_assert_eq!(parse_command(&line, CWD), parse_with_grammar(&line, CWD), "line {:?}", line);
+        prop_assert_eq!(parse_command_with(&line, CWD, untimed()), parse_with_grammar(&line, CWD), "line {:?}", line);
     }
 }
 
@@ -110,7 +109,7 @@ fn shipped_policy_lines_agree() {
         "ls -la | grep src && git status",
     ] {
         assert_eq!(
-            parse_command(line, CWD),
+            parse_command_with(line, CWD, untimed()),
             parse_with_grammar(line, CWD),
             "{line}"
         );

@@ -29,5 +29,7 @@ mod bound_tests;
 
 pub use command::{Redirect, SimpleCommand};
 pub use effects::{EffectRow, EffectTable, Effects, Operands};
-pub use extract::{GRAMMAR_MILLIS, Limits, parse_command, parse_command_with};
-pub use part::{FIELDS, display, parts_json};
+pub use extract::{
+    Dirs, GRAMMAR_MILLIS, Limits, parse_command, parse_command_in, parse_command_with,
+};
+pub use part::{FIELDS, display, parts_json, parts_json_in};

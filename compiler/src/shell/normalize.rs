@@ -9,16 +9,19 @@ use crate::interp::path;
 /// The working directory as far as it is known.
 pub type Cwd = Option<String>;
 
-/// `text` as a path, resolved lexically against `cwd` when it is known. A leading `$HOME` is `~`:
-/// the one variable whose meaning policies know, so `rm -rf $HOME` deletes `~`.
-pub fn resolve(text: &str, cwd: Option<&str>) -> String {
-    let from_home = ["${HOME}", "$HOME"]
+/// `text` as a path, resolved lexically against `cwd` when it is known. `~`, `~/…` and a leading
+/// `$HOME` or `${HOME}` (the one variable whose meaning policies know) are the home directory:
+/// joined to `home` when the policy gives it (`shell(line, cwd, home)`), so `rm -rf ~/..` deletes
+/// `/home`, and otherwise kept as `~`, so `rm -rf $HOME` deletes `~`. `~user` is left as written.
+pub fn resolve(text: &str, cwd: Option<&str>, home: Option<&str>) -> String {
+    let from_home = ["${HOME}", "$HOME", "~"]
         .iter()
         .find_map(|variable| text.strip_prefix(variable))
         .filter(|rest| rest.is_empty() || rest.starts_with('/'));
-    match from_home {
-        Some(rest) => path::normalize(&format!("~{rest}"), cwd),
-        None => path::normalize(text, cwd),
+    match (from_home, home) {
+        (Some(rest), Some(home)) => path::normalize(&format!("{home}{rest}"), cwd),
+        (Some(rest), None) => path::normalize(&format!("~{rest}"), cwd),
+        (None, _) => path::normalize(text, cwd),
     }
 }
 
@@ -149,7 +152,13 @@ pub(super) fn normalize_command(
         None => {}
     }
     command.argv = words.iter().map(|w| w.text.clone()).collect();
-    split_arguments(&mut command, words.get(1..).unwrap_or(&[]), cwd.as_deref());
+    let home = walker.home.as_deref();
+    split_arguments(
+        &mut command,
+        words.get(1..).unwrap_or(&[]),
+        cwd.as_deref(),
+        home,
+    );
     let name = command.name.clone();
     if name == "eval" {
         command.mark_unresolved("`eval` runs text as a command");
@@ -162,7 +171,7 @@ pub(super) fn normalize_command(
         command.mark_unresolved(reason);
     }
     if name == "cd" {
-        *cwd = change_directory(&words, cwd);
+        *cwd = change_directory(&words, cwd, walker.home.as_deref());
     }
 }
 
@@ -223,13 +232,18 @@ fn strip_wrappers(words: &mut Vec<Word>, env: &mut Vec<Word>, command: &mut Simp
 }
 
 /// Flags, operands and their paths.
-fn split_arguments(command: &mut SimpleCommand, words: &[Word], cwd: Option<&str>) {
+fn split_arguments(
+    command: &mut SimpleCommand,
+    words: &[Word],
+    cwd: Option<&str>,
+    home: Option<&str>,
+) {
     let mut options_ended = false;
     for word in words {
         let text = word.text.as_str();
         if options_ended || text == "-" || !text.starts_with('-') || is_negative_number(text) {
             command.args.push(text.to_string());
-            command.paths.push(resolve(text, cwd));
+            command.paths.push(resolve(text, cwd, home));
             continue;
         }
         if text == "--" {
@@ -241,7 +255,7 @@ fn split_arguments(command: &mut SimpleCommand, words: &[Word], cwd: Option<&str
                 Some((key, value)) => {
                     command.flags.push(format!("--{key}"));
                     command.args.push(value.to_string());
-                    command.paths.push(resolve(value, cwd));
+                    command.paths.push(resolve(value, cwd, home));
                 }
                 None => command.flags.push(text.to_string()),
             }
@@ -272,15 +286,15 @@ fn is_negative_number(text: &str) -> bool {
 }
 
 /// What `cd` leaves as the working directory.
-fn change_directory(words: &[Word], cwd: &Cwd) -> Cwd {
+fn change_directory(words: &[Word], cwd: &Cwd, home: Option<&str>) -> Cwd {
     let target = words
         .iter()
         .skip(1)
         .find(|w| !w.text.starts_with('-') || w.text == "-");
     match target {
-        None => Some("~".to_string()),
+        None => Some(home.unwrap_or("~").to_string()),
         Some(word) if word.dynamic.is_some() || word.text == "-" => None,
-        Some(word) => Some(resolve(&word.text, cwd.as_deref())),
+        Some(word) => Some(resolve(&word.text, cwd.as_deref(), home)),
     }
 }
 

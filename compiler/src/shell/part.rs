@@ -28,16 +28,27 @@ pub const FIELDS: &[&str] = &[
 
 /// Every simple command of a parsed line as a list of part records.
 pub fn parts_json(commands: &[SimpleCommand], effects: &EffectTable) -> Json {
+    parts_json_in(commands, effects, None)
+}
+
+/// [`parts_json`] for a line parsed with a home directory, which effects' operands resolve to.
+pub fn parts_json_in(
+    commands: &[SimpleCommand],
+    effects: &EffectTable,
+    home: Option<&str>,
+) -> Json {
+    // As `parse_command_in` reads it: the home directory normalized.
+    let home = home.map(|home| crate::interp::path::normalize(home, None));
     Json::Array(
         commands
             .iter()
-            .map(|command| part_json(command, effects))
+            .map(|command| part_json(command, effects, home.as_deref()))
             .collect(),
     )
 }
 
-fn part_json(command: &SimpleCommand, table: &EffectTable) -> Json {
-    let effects = table.effects_of(command);
+fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -> Json {
+    let effects = table.effects_in(command, home);
     let redirects: Vec<Json> = command
         .redirects
         .iter()

@@ -1,21 +1,35 @@
 //! Rule examples: inputs a rule must decide and inputs it must pass over, checked at compile time
 //! (like Codex execpolicy's `match`/`not_match`). A failing example is an error at its span.
 
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
 use crate::ast::{Literal, RuleKind, Span};
 use crate::call::{Call, Status, ToolResult};
-use crate::check::{CheckedRule, CheckedSet};
-use crate::diagnostics::{Code, Diagnostic};
+use crate::check::{CheckedRule, CheckedSet, Record, Ty, agent_record, conform, result_record};
+use crate::diagnostics::{Code, Diagnostic, did_you_mean};
 use crate::interp::{CallJson, Evaluation, Facts, per_part_rule_matches};
 use crate::ir::{Program, RuleIr};
 
+/// What the examples are held to, as test blocks are: the declared arguments of the tool the
+/// examples call (`None` for a glob or a declaration that could not be read) and the context.
+#[derive(Clone, Debug, Default)]
+pub struct ExampleShapes {
+    pub args: Option<Arc<Record>>,
+    pub context: Arc<Record>,
+}
+
 /// Checks a rule's examples against the rule alone: `program` is the rule lowered and linked on
 /// its own. Positions are the checked rule's.
-pub fn check_examples(checked: &CheckedRule, program: &Program) -> Vec<Diagnostic> {
+pub fn check_examples(
+    checked: &CheckedRule,
+    program: &Program,
+    shapes: &ExampleShapes,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if let (Some(examples), Some(rule)) = (&checked.examples, program.rules.first()) {
-        check_rule(checked, rule, program, examples, &mut out);
+        check_rule(checked, rule, program, examples, shapes, &mut out);
     }
     out
 }
@@ -49,6 +63,7 @@ fn check_rule(
     rule: &RuleIr,
     program: &Program,
     examples: &Literal,
+    shapes: &ExampleShapes,
     out: &mut Vec<Diagnostic>,
 ) {
     let file = checked.file.as_str();
@@ -65,10 +80,38 @@ fn check_rule(
     let mut context = Json::Object(Default::default());
     let mut agent = Json::Object(Default::default());
     let mut cases: Vec<(bool, &Literal)> = Vec::new();
+    // A misspelt field is named with a did-you-mean, as a test block names it, instead of
+    // surfacing later as a field the rule found missing. Examples may leave fields out.
+    let shaped = |out: &mut Vec<Diagnostic>, what: &str, value: &Literal, record: &Arc<Record>| {
+        let shape = Ty::Record(record.clone());
+        match conform(value, &shape, true) {
+            Ok(()) => true,
+            Err((span, why)) => {
+                out.push(
+                    Diagnostic::new(
+                        Code::InvalidExamples,
+                        file,
+                        span,
+                        format!("invalid example {what}: {why}"),
+                    )
+                    .label("does not match the declaration")
+                    .help(format!("{what} are `{shape}`")),
+                );
+                false
+            }
+        }
+    };
+    let mut ok = true;
     for (key, value) in entries {
         match key.name.as_str() {
-            "context" => context = value.to_json(),
-            "agent" => agent = value.to_json(),
+            "context" => {
+                ok &= shaped(out, "context fields", value, &shapes.context);
+                context = value.to_json();
+            }
+            "agent" => {
+                ok &= shaped(out, "agent fields", value, &agent_record());
+                agent = value.to_json();
+            }
             name if name == "match" || name == word || name == "pass" => match value.items() {
                 Some(items) => cases.extend(items.iter().map(|item| (name != "pass", item))),
                 None => out.push(invalid(
@@ -76,8 +119,20 @@ fn check_rule(
                     format!("`{name}` must be a list of examples"),
                 )),
             },
-            other => out.push(invalid(key.span, format!("unknown example key `{other}`"))),
+            other => {
+                let keys = ["match", word, "pass", "context", "agent"];
+                let hint = did_you_mean(other, keys)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                out.push(invalid(
+                    key.span,
+                    format!("unknown example key `{other}`{hint}"),
+                ));
+            }
         }
+    }
+    if !ok {
+        return;
     }
     let agent: crate::call::Agent = match serde_json::from_value(agent) {
         Ok(agent) => agent,
@@ -105,6 +160,9 @@ fn check_rule(
         call.agent = agent.clone();
         call.context = context.clone();
         if checked.kind == RuleKind::Postcheck {
+            if !shaped(out, "result fields", item, &result_record()) {
+                continue;
+            }
             let json = item.to_json();
             let status = json
                 .get("status")
@@ -118,6 +176,11 @@ fn check_rule(
             result.error = json.get("error").and_then(Json::as_str).map(str::to_string);
             call.result = Some(result);
         } else {
+            if let Some(args) = &shapes.args
+                && !shaped(out, &format!("`{tool}` arguments"), item, args)
+            {
+                continue;
+            }
             call.args = item.to_json();
         }
         match matches(program, rule, &call) {

@@ -78,7 +78,7 @@ fn emit(walker: &mut Walker, mut command: Command, cwd: &mut Cwd, depth: usize) 
     // Files are resolved where the command runs, after the `cd`s before it.
     for redirect in &mut command.redirects {
         if !redirect.op.ends_with('&') {
-            redirect.path = resolve(&redirect.target, cwd.as_deref());
+            redirect.path = resolve(&redirect.target, cwd.as_deref(), walker.home.as_deref());
         }
     }
     normalize_command(walker, command.words, command.env, Vec::new(), cwd, depth);
