@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 use serde_json::json;
 
 use crate::fake_model::{Api, FakeModel, ToolCall};
-use crate::{Project, SECRET, broken_config, hanging_config, harness_binary, run, text};
+use crate::scenarios;
+use crate::{Project, SECRET, harness_binary, run};
 
 const BINARY: &str = "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex";
 
@@ -54,107 +55,8 @@ fn session(project: &Project, command: &str, extra: &str) -> (Output, FakeModel)
     (run(&mut codex), model)
 }
 
-fn installed() -> bool {
-    harness_binary(BINARY).is_some()
-}
-
-#[test]
-fn codex_destructive_command_is_blocked_and_the_file_survives() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-deny");
-    let victim = project.victim();
-    let (output, model) = session(&project, "find . -delete", "");
-    assert!(victim.join("keep.txt").exists(), "{}", text(&output));
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("blocked by PreToolUse hook"),
-        "{seen}\n{}",
-        text(&output)
-    );
-    assert!(seen.contains("deny_deleting_roots"), "{seen}");
-}
-
-#[test]
-fn codex_allowed_command_runs() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-allow");
-    let (output, _model) = session(&project, "echo made > made.txt", "");
-    assert!(project.root.join("made.txt").exists(), "{}", text(&output));
-}
-
-#[test]
-fn codex_ask_becomes_a_deny_that_says_approval_is_needed() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-ask");
-    let (output, model) = session(&project, "git clean -fdx && echo ran > ran.txt", "");
-    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("needs a person's approval"),
-        "{seen}\n{}",
-        text(&output)
-    );
-}
-
-#[test]
-fn codex_secret_in_output_never_reaches_the_model() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-secret");
-    project.write("creds.txt", &format!("aws_access_key_id = {SECRET}\n"));
-    let (output, model) = session(&project, "cat creds.txt", "");
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("[REDACTED AWS KEY]"),
-        "{seen}\n{}",
-        text(&output)
-    );
-    assert!(
-        !seen.contains(SECRET),
-        "the secret reached the model:\n{seen}"
-    );
-}
-
-#[test]
-fn codex_broken_policy_and_stalled_hook_both_block() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-broken");
-    broken_config(&project);
-    let (output, model) = session(&project, "echo ran > ran.txt", "");
-    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
-    assert!(
-        model.tool_results().contains("does not compile"),
-        "{}",
-        model.tool_results()
-    );
-
-    let stalled = Project::new("codex-stalled");
-    hanging_config(&stalled);
-    let (output, model) = session(&stalled, "echo ran > ran.txt", "--deadline-ms 1500");
-    assert!(!stalled.root.join("ran.txt").exists(), "{}", text(&output));
-    assert!(
-        model.tool_results().contains("no decision within"),
-        "{}",
-        model.tool_results()
-    );
-}
-
-#[test]
-fn codex_own_rules_apply_when_sluice_delegates() {
-    if !installed() {
-        return;
-    }
-    let project = Project::new("codex-delegate");
-    // Codex's own exec policy forbids `touch`; Sluice has no rule for it and delegates.
+/// Codex's own exec policy forbids `touch`.
+fn session_forbidding_touch(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {
     let rules = project.home.join(".codex/rules");
     std::fs::create_dir_all(&rules).unwrap();
     std::fs::write(
@@ -162,18 +64,55 @@ fn codex_own_rules_apply_when_sluice_delegates() {
         "prefix_rule(pattern = [\"touch\"], decision = \"forbidden\")\n",
     )
     .unwrap();
-    let (output, model) = session(&project, "touch made.txt", "");
-    assert!(!project.root.join("made.txt").exists(), "{}", text(&output));
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("forbidden") || seen.contains("rejected"),
-        "{seen}"
-    );
-    assert!(
-        project.answers().lines().any(|l| l == "{}"),
-        "{}",
-        project.answers()
-    );
+    session(project, command, extra)
+}
+
+fn installed() -> bool {
+    harness_binary(BINARY).is_some()
+}
+
+#[test]
+fn codex_destructive_command_is_blocked_and_the_file_survives() {
+    if installed() {
+        scenarios::destructive_command_is_blocked("codex", &session);
+    }
+}
+
+#[test]
+fn codex_allowed_command_runs() {
+    if installed() {
+        scenarios::allowed_command_runs("codex", &session);
+    }
+}
+
+#[test]
+fn codex_ask_becomes_a_deny_that_says_approval_is_needed() {
+    if installed() {
+        scenarios::ask_does_not_run("codex", &session, &|_, model| {
+            model.tool_results().contains("needs a person's approval")
+        });
+    }
+}
+
+#[test]
+fn codex_secret_in_output_never_reaches_the_model() {
+    if installed() {
+        scenarios::secret_never_reaches_the_model("codex", &session);
+    }
+}
+
+#[test]
+fn codex_broken_policy_and_stalled_hook_both_block() {
+    if installed() {
+        scenarios::broken_policy_and_stalled_hook_block("codex", &session);
+    }
+}
+
+#[test]
+fn codex_own_rules_apply_when_sluice_delegates() {
+    if installed() {
+        scenarios::own_permissions_hold_when_sluice_delegates("codex", &session_forbidding_touch);
+    }
 }
 
 /// The JSON schemas Codex ships inside its binary, by title (`pre-tool-use.command.output`).

@@ -6,11 +6,17 @@ use std::process::{Command, Output};
 use serde_json::json;
 
 use crate::fake_model::{Api, FakeModel, ToolCall};
-use crate::{Project, SECRET, broken_config, hanging_config, harness_binary, run, text};
+use crate::scenarios;
+use crate::{Project, harness_binary, run, text};
 
 const BINARY: &str = "@github/copilot-linux-x64/copilot";
 
-fn session(project: &Project, command: &str, extra: &str, allow_all: bool) -> (Output, FakeModel) {
+fn hooked_session(
+    project: &Project,
+    command: &str,
+    extra: &str,
+    allow_all: bool,
+) -> (Output, FakeModel) {
     let hook = json!([{ "type": "command", "bash": project.hook_command("copilot", extra), "timeoutSec": 20 }]);
     project.write(
         ".github/hooks/sluice.json",
@@ -53,114 +59,62 @@ fn bare_session(project: &Project, command: &str, allow_all: bool) -> (Output, F
     (run(&mut copilot), model)
 }
 
+fn session(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {
+    hooked_session(project, command, extra, true)
+}
+
+/// Without `--allow-all-tools`, Copilot CLI asks before a shell command, and no one can answer
+/// in `-p`.
+fn session_asking_first(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {
+    hooked_session(project, command, extra, false)
+}
+
 fn installed() -> bool {
     harness_binary(BINARY).is_some()
 }
 
 #[test]
 fn copilot_destructive_command_is_denied_and_the_file_survives() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::destructive_command_is_blocked("copilot", &session);
     }
-    let project = Project::new("copilot-deny");
-    let victim = project.victim();
-    let (output, model) = session(&project, "find . -delete", "", true);
-    assert!(victim.join("keep.txt").exists(), "{}", text(&output));
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("Denied by preToolUse hook"),
-        "{seen}\n{}",
-        text(&output)
-    );
-    assert!(seen.contains("deny_deleting_roots"), "{seen}");
 }
 
 #[test]
 fn copilot_allowed_command_runs() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::allowed_command_runs("copilot", &session);
     }
-    let project = Project::new("copilot-allow");
-    let (output, _model) = session(&project, "echo made > made.txt", "", true);
-    assert!(project.root.join("made.txt").exists(), "{}", text(&output));
 }
 
 #[test]
 fn copilot_ask_reaches_copilot_as_ask() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::ask_does_not_run("copilot", &session, &|project, _| {
+            project.answers().contains("\"permissionDecision\":\"ask\"")
+        });
     }
-    let project = Project::new("copilot-ask");
-    let (output, _model) = session(&project, "git clean -fdx && echo ran > ran.txt", "", true);
-    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
-    assert!(
-        project.answers().contains("\"permissionDecision\":\"ask\""),
-        "{}",
-        project.answers()
-    );
 }
 
 #[test]
 fn copilot_secret_in_output_never_reaches_the_model() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::secret_never_reaches_the_model("copilot", &session);
     }
-    let project = Project::new("copilot-secret");
-    project.write("creds.txt", &format!("aws_access_key_id = {SECRET}\n"));
-    let (output, model) = session(&project, "cat creds.txt", "", true);
-    let seen = model.tool_results();
-    assert!(
-        seen.contains("[REDACTED AWS KEY]"),
-        "{seen}\n{}",
-        text(&output)
-    );
-    assert!(
-        !seen.contains(SECRET),
-        "the secret reached the model:\n{seen}"
-    );
 }
 
 #[test]
 fn copilot_broken_policy_and_stalled_hook_both_block() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::broken_policy_and_stalled_hook_block("copilot", &session);
     }
-    let project = Project::new("copilot-broken");
-    broken_config(&project);
-    let (output, model) = session(&project, "echo ran > ran.txt", "", true);
-    assert!(!project.root.join("ran.txt").exists(), "{}", text(&output));
-    assert!(
-        model.tool_results().contains("does not compile"),
-        "{}",
-        model.tool_results()
-    );
-
-    let stalled = Project::new("copilot-stalled");
-    hanging_config(&stalled);
-    let (output, model) = session(&stalled, "echo ran > ran.txt", "--deadline-ms 1500", true);
-    assert!(!stalled.root.join("ran.txt").exists(), "{}", text(&output));
-    assert!(
-        model.tool_results().contains("no decision within"),
-        "{}",
-        model.tool_results()
-    );
 }
 
 #[test]
 fn copilot_own_permissions_apply_when_sluice_delegates() {
-    if !installed() {
-        return;
+    if installed() {
+        scenarios::own_permissions_hold_when_sluice_delegates("copilot", &session_asking_first);
     }
-    let project = Project::new("copilot-delegate");
-    // Without `--allow-all-tools`, Copilot CLI asks before a shell command, and no one can
-    // answer in `-p`; Sluice has no rule for `touch` and leaves it to Copilot.
-    let (output, _model) = session(&project, "touch made.txt", "", false);
-    assert!(!project.root.join("made.txt").exists(), "{}", text(&output));
-    assert!(
-        project.answers().lines().any(|l| l == "{}"),
-        "{}",
-        project.answers()
-    );
 }
 
 #[test]

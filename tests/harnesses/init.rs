@@ -6,8 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::fake_model::{Api, FakeModel, ToolCall};
-use crate::{Project, harness_binary, run, text};
+use crate::{Project, harness_binary, text};
 
 fn init(project: &Project, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sluice"))
@@ -113,37 +112,15 @@ fn init_check_says_what_is_wrong() {
 
 #[test]
 fn init_claude_guards_a_real_session() {
-    let Some(binary) = harness_binary("@anthropic-ai/claude-code-linux-x64/claude") else {
+    if harness_binary("@anthropic-ai/claude-code-linux-x64/claude").is_none() {
         return;
-    };
+    }
     let project = Project::new("init-claude-session");
     std::fs::remove_file(project.config()).unwrap();
     let installed = init(&project, &["claude"]);
     assert!(installed.status.success(), "{}", text(&installed));
     let victim = project.victim();
-    let model = FakeModel::start(
-        Api::Anthropic,
-        ToolCall {
-            name: "Bash".into(),
-            input: json!({ "command": "rm -rf .", "description": "scripted" }),
-        },
-    );
-    let output = run(Command::new(binary)
-        .current_dir(&project.root)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &project.home)
-        .env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .args([
-            "-p",
-            "clean up",
-            "--output-format",
-            "json",
-            "--allowedTools",
-            "Bash",
-        ]));
+    let (output, model) = crate::claude::run_claude(&project, "rm -rf .");
     assert!(victim.join("keep.txt").exists(), "{}", text(&output));
     assert!(
         model.tool_results().contains("deny_deleting_roots"),

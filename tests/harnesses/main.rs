@@ -19,8 +19,9 @@ mod copilot;
 mod fake_model;
 mod gemini;
 mod init;
+mod scenarios;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,13 @@ impl Project {
             log,
             _dir: dir,
         };
-        project.write("sluice.toml", DEFAULT_CONFIG);
+        // The chain `sluice init` writes: every set it configures, as a new user has it.
+        let init = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .arg("init")
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        assert!(init.status.success(), "{}", text(&init));
         project
     }
 
@@ -108,22 +115,6 @@ impl Project {
         self.root.join("important")
     }
 }
-
-/// The chain `sluice init` writes, plus the policy `blocks_unsafe.sluice` of each test.
-pub const DEFAULT_CONFIG: &str = r#"
-[[policy]]
-set = "builtin:shell-safety"
-[[policy]]
-set = "builtin:git-guard"
-[[policy]]
-set = "builtin:coding-agent"
-[[policy]]
-set = "builtin:secrets-redaction"
-[context]
-workspace = "$project"
-home = "$home"
-cwd = "$cwd"
-"#;
 
 /// The AWS example key: the secrets set must keep it from the model.
 pub const SECRET: &str = "AKIAIOSFODNN7EXAMPLE";
@@ -165,6 +156,11 @@ pub fn hanging_policy(project: &Project) -> PathBuf {
     path
 }
 
+/// The configuration `sluice init` wrote for the project.
+fn starter(project: &Project) -> String {
+    std::fs::read_to_string(project.config()).unwrap()
+}
+
 pub fn broken_config(project: &Project) {
     project.write(
         "mine.sluice",
@@ -172,7 +168,7 @@ pub fn broken_config(project: &Project) {
     );
     project.write(
         "sluice.toml",
-        &format!("{DEFAULT_CONFIG}\n[[policy]]\nset = \"mine.sluice\"\n"),
+        &format!("{}\n[[policy]]\nset = \"mine.sluice\"\n", starter(project)),
     );
 }
 
@@ -180,12 +176,11 @@ pub fn hanging_config(project: &Project) {
     hanging_policy(project);
     project.write(
         "sluice.toml",
-        &format!("{DEFAULT_CONFIG}\n[[policy]]\nset = \"stalled.sluice\"\n"),
+        &format!(
+            "{}\n[[policy]]\nset = \"stalled.sluice\"\n",
+            starter(project)
+        ),
     );
-}
-
-pub fn exists(path: &Path) -> bool {
-    path.exists()
 }
 
 /// Temporary directories, removed when the test ends.

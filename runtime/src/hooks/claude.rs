@@ -5,18 +5,12 @@ use serde_json::{Map, Value, json};
 use sluice_compiler::call::Call;
 use sluice_compiler::decision::{Decision, PostcheckKind};
 
-use super::fields::{Frame, arguments, required, text};
+use super::fields::{Frame, arguments, claude_phase, required, text};
 use super::{Harness, output};
 use super::{HookError, HookEvent, Host, Phase, Reply, Rewrite, Verdict};
 
 pub fn read(event: &Value, host: &Host) -> Result<HookEvent, HookError> {
-    let name = required(event, &["hook_event_name"])?;
-    let phase = match name {
-        "PreToolUse" => Phase::Pre,
-        "PermissionRequest" => Phase::Permission,
-        "PostToolUse" => Phase::Post,
-        other => return Err(HookError::UnknownEvent(other.to_string(), "Claude Code")),
-    };
+    let (name, phase) = claude_phase(event, "Claude Code")?;
     let tool = required(event, &["tool_name"])?;
     let input = arguments(event, &["tool_input"]);
     let frame = Frame::new(Harness::Claude.agent_id(), event, host, &["session_id"]);
@@ -76,16 +70,8 @@ fn calls(frame: &Frame<'_>, tool: &str, input: Map<String, Value>) -> Result<Vec
             "",
             text(&args, &["new_source"]).unwrap_or_default(),
         )],
-        "Glob" => vec![frame.search(
-            "glob",
-            required(&args, &["pattern"]).map_err(bad)?,
-            text(&args, &["path"]),
-        )],
-        "Grep" => vec![frame.search(
-            "grep",
-            required(&args, &["pattern"]).map_err(bad)?,
-            text(&args, &["path"]),
-        )],
+        "Glob" => vec![frame.search_in("glob", &args, &["path"]).map_err(bad)?],
+        "Grep" => vec![frame.search_in("grep", &args, &["path"]).map_err(bad)?],
         "WebFetch" => vec![frame.fetch(required(&args, &["url"]).map_err(bad)?)],
         "WebSearch" => vec![frame.web_search(required(&args, &["query"]).map_err(bad)?)],
         // `mcp__SERVER__TOOL` is already the vocabulary's name; any other tool keeps its own

@@ -6,18 +6,12 @@ use serde_json::{Map, Value, json};
 use sluice_compiler::call::Call;
 use sluice_compiler::decision::{Decision, PostcheckKind};
 
-use super::fields::{Frame, arguments, required, shell_line, text};
+use super::fields::{Frame, arguments, claude_phase, required, shell_line, text};
 use super::patch::{self, FileChange};
 use super::{Harness, HookError, HookEvent, Host, Phase, Reply, Rewrite, Verdict};
 
 pub fn read(event: &Value, host: &Host) -> Result<HookEvent, HookError> {
-    let name = required(event, &["hook_event_name"])?;
-    let phase = match name {
-        "PreToolUse" => Phase::Pre,
-        "PermissionRequest" => Phase::Permission,
-        "PostToolUse" => Phase::Post,
-        other => return Err(HookError::UnknownEvent(other.to_string(), "Codex")),
-    };
+    let (name, phase) = claude_phase(event, "Codex")?;
     let tool = required(event, &["tool_name"])?;
     let frame = Frame::new(Harness::Codex.agent_id(), event, host, &["session_id"]);
     Ok(HookEvent {

@@ -68,16 +68,8 @@ fn calls(frame: &Frame<'_>, tool: &str, input: Map<String, Value>) -> Result<Vec
             text(&args, &["old_str", "old_string"]).unwrap_or_default(),
             text(&args, &["new_str", "new_string"]).unwrap_or_default(),
         )],
-        "glob" => vec![frame.search(
-            "glob",
-            required(&args, &["pattern"]).map_err(bad)?,
-            text(&args, &["path"]),
-        )],
-        "grep" => vec![frame.search(
-            "grep",
-            required(&args, &["pattern"]).map_err(bad)?,
-            text(&args, &["path"]),
-        )],
+        "glob" => vec![frame.search_in("glob", &args, &["path"]).map_err(bad)?],
+        "grep" => vec![frame.search_in("grep", &args, &["path"]).map_err(bad)?],
         "web_fetch" => vec![frame.fetch(required(&args, &["url"]).map_err(bad)?)],
         _ => vec![frame.call(tool, input)],
     })

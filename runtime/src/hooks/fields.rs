@@ -6,13 +6,28 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use sluice_compiler::call::Call;
 
-use super::{HookError, Host};
+use super::{HookError, Host, Phase};
 
 /// The first of `names` that holds a string.
 pub fn text<'a>(value: &'a Value, names: &[&str]) -> Option<&'a str> {
     names
         .iter()
         .find_map(|name| value.get(*name).and_then(Value::as_str))
+}
+
+/// The phase of an event named as Claude Code names them (Codex's hooks take the same names).
+pub fn claude_phase<'a>(
+    event: &'a Value,
+    harness: &'static str,
+) -> Result<(&'a str, Phase), HookError> {
+    let name = required(event, &["hook_event_name"])?;
+    let phase = match name {
+        "PreToolUse" => Phase::Pre,
+        "PermissionRequest" => Phase::Permission,
+        "PostToolUse" => Phase::Post,
+        other => return Err(HookError::UnknownEvent(other.to_string(), harness)),
+    };
+    Ok((name, phase))
 }
 
 /// The first of `names` that holds a string, or the error naming the first.
@@ -147,6 +162,12 @@ impl<'a> Frame<'a> {
             args.insert("path".into(), json!(absolute(path, self.cwd)));
         }
         self.call(tool, args)
+    }
+
+    /// `glob` or `grep` from a tool's arguments: its `pattern`, and where (the first of
+    /// `paths` it names).
+    pub fn search_in(&self, tool: &str, args: &Value, paths: &[&str]) -> Result<Call, HookError> {
+        Ok(self.search(tool, required(args, &["pattern"])?, text(args, paths)))
     }
 
     pub fn fetch(&self, url: &str) -> Call {

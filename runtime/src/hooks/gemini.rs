@@ -30,6 +30,9 @@ pub fn read(event: &Value, host: &Host) -> Result<HookEvent, HookError> {
     })
 }
 
+/// The arguments Gemini CLI's tools name a directory with.
+const DIRS: &[&str] = &["dir_path", "path", "directory"];
+
 /// Gemini CLI's tools onto the shared vocabulary (lang-spec/hooks.md, "Gemini CLI").
 fn calls(
     frame: &Frame<'_>,
@@ -40,7 +43,7 @@ fn calls(
     let args = Value::Object(input.clone());
     let bad = |e: HookError| HookError::BadInput(tool.to_string(), e.to_string());
     let file = || required(&args, &["file_path", "absolute_path", "path"]).map_err(bad);
-    let dir = || text(&args, &["dir_path", "path", "directory"]);
+    let dir = || text(&args, DIRS);
     Ok(match tool {
         "run_shell_command" => {
             let command = required(&args, &["command"]).map_err(bad)?;
@@ -70,10 +73,8 @@ fn calls(
             }
         }
         "list_directory" => vec![frame.on_path("list_dir", dir().unwrap_or("."))],
-        "glob" => vec![frame.search("glob", required(&args, &["pattern"]).map_err(bad)?, dir())],
-        "grep_search" => {
-            vec![frame.search("grep", required(&args, &["pattern"]).map_err(bad)?, dir())]
-        }
+        "glob" => vec![frame.search_in("glob", &args, DIRS).map_err(bad)?],
+        "grep_search" => vec![frame.search_in("grep", &args, DIRS).map_err(bad)?],
         // The fetch tool takes a prompt that names its URLs: every one of them is checked.
         "web_fetch" => {
             let found = urls(text(&args, &["prompt", "url"]).unwrap_or_default());
