@@ -45,11 +45,21 @@ event 'git status && cargo test --workspace' >"$project/everyday.json"
 event 'rm -rf ~/' >"$project/destructive.json"
 
 cd "$project"
+echo "| command | sluice (default chain) | dcg | safe-chains |"
+echo "| --- | --- | --- | --- |"
 for kind in everyday destructive; do
-  hyperfine --warmup 5 --runs "${RUNS:-50}" --export-markdown "$project/$kind.md" \
-    -n "sluice (default chain)" "$SLUICE hook claude < $kind.json" \
+  hyperfine --warmup 5 --runs "${RUNS:-50}" --export-json "$project/$kind.json.out" \
+    -n "sluice" "$SLUICE hook claude < $kind.json" \
     -n "dcg" "$DCG < $kind.json" \
     -n "safe-chains" "$PEERS/safe-chains/bin/safe-chains < $kind.json" >/dev/null
-  echo "### $kind command"
-  cat "$project/$kind.md"
+  # Medians, and each as a multiple of the fastest: these machines are noisy.
+  python3 - "$project/$kind.json.out" "$kind" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+medians = [r["median"] * 1000 for r in results]
+best = min(medians)
+cells = " | ".join(f"{m:.1f} ms ({m / best:.1f}x)" for m in medians)
+print(f"| {sys.argv[2]} | {cells} |")
+PY
 done
+/usr/bin/time -f "sluice peak memory: %M KiB" "$SLUICE" hook claude <everyday.json >/dev/null
