@@ -102,3 +102,76 @@ fn deep_nesting_of_every_kind_is_a_diagnostic_not_a_crash() {
         );
     }
 }
+
+fn sluice_check(name: &str, text: &str) -> (Output, std::time::Duration) {
+    let dir = temp_dir(name);
+    let file = dir.join("p.sluice");
+    std::fs::write(&file, text).expect("write policy");
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("sluice runs");
+    (out, started.elapsed())
+}
+
+/// One rule whose `on` list names `n` globs that match no tool: `n` W0003 warnings on one line.
+fn dead_globs(n: usize) -> String {
+    let globs: Vec<String> = (0..n).map(|i| format!("nothing_{i}_*")).collect();
+    format!(
+        "tool bash {{ command: string }}\n\ngate g on bash, {}\n  when args.command == \"x\"\n  => \"r\"\n",
+        globs.join(", ")
+    )
+}
+
+#[test]
+fn thousands_of_warnings_print_a_page_with_a_count_of_the_rest() {
+    let (out, _) = sluice_check("dead-globs", &dead_globs(10_000));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("sluice::W0003").count(), 10, "{stdout}");
+    assert!(
+        stdout.contains("… and 9990 more diagnostics in"),
+        "{stdout}"
+    );
+    // The summary still counts every one.
+    assert!(stdout.contains("10000 warnings"), "{stdout}");
+    assert!(stdout.len() < 20_000, "{} bytes", stdout.len());
+    // Every snippet line is cut around its label.
+    let longest = stdout.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(longest < 220, "a line of {longest} characters");
+}
+
+#[test]
+fn the_cost_of_checking_grows_linearly_with_the_warnings() {
+    // Not a timing of a small input: 10x the warnings may cost at most ~10x, with room for noise
+    // (rendering every warning with its whole line made it ~100x).
+    let (_, small) = sluice_check("dead-globs-small", &dead_globs(2_000));
+    let (_, large) = sluice_check("dead-globs-large", &dead_globs(20_000));
+    assert!(
+        large < small * 25 + std::time::Duration::from_millis(500),
+        "2,000 warnings: {small:?}, 20,000: {large:?}"
+    );
+}
+
+#[test]
+fn a_cut_line_keeps_its_true_column() {
+    // A non-ASCII prefix: columns count characters, not bytes, and the ellipsis is not one.
+    let pad = "é".repeat(5_000);
+    let text = format!(
+        "tool bash {{ command: string }}\n\ngate g on bash when args.command == \"{pad}\" and args.nope == \"x\" => \"r\"\n"
+    );
+    let (out, _) = sluice_check("cut-column", &text);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let column = "gate g on bash when args.command == \"".chars().count()
+        + 5_000
+        + "\" and args.".chars().count()
+        + 1;
+    assert!(
+        stdout.contains(&format!("p.sluice:3:{column}]")),
+        "{stdout}"
+    );
+    assert!(stdout.contains('…'), "{stdout}");
+    let (_, json) = check_json("cut-column-json", &text);
+    assert_eq!(json[0]["column"], column, "{json}");
+}
