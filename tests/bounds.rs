@@ -175,3 +175,64 @@ fn a_cut_line_keeps_its_true_column() {
     let (_, json) = check_json("cut-column-json", &text);
     assert_eq!(json[0]["column"], column, "{json}");
 }
+
+fn eval(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .arg("eval")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sluice runs");
+    let mut pipe = child.stdin.take().expect("stdin");
+    // sluice stops reading past the limit: a closed pipe is fine.
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child.wait_with_output().expect("sluice finishes")
+}
+
+fn bash_call(command: &str) -> String {
+    serde_json::json!({ "tool": "bash", "args": { "command": command } }).to_string()
+}
+
+#[test]
+fn a_call_over_the_size_limit_is_refused_never_allowed() {
+    let huge = bash_call(&"ls ".repeat(400_000));
+    assert!(huge.len() > 1 << 20);
+    let out = eval(
+        &["--policy", "policies/shell-safety", "--exit-code"],
+        huge.as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("larger than 1048576 bytes"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // In a stream, the long line is refused and the next one is judged.
+    let lines = format!("{huge}\n{}\n", bash_call("ls"));
+    let out = eval(
+        &["--policy", "policies/shell-safety", "--jsonl"],
+        lines.as_bytes(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(records.len(), 2, "{stdout}");
+    assert!(
+        records[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("larger than")),
+        "{stdout}"
+    );
+    assert!(records[1]["decision"].is_string(), "{stdout}");
+}

@@ -143,3 +143,37 @@ proptest! {
         prop_assert!(!commands.is_empty());
     }
 }
+
+#[test]
+fn a_cd_chain_cannot_grow_the_working_directory_without_bound() {
+    let line = format!(
+        "{} rm -rf x",
+        "cd aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; ".repeat(2_000)
+    );
+    let commands = parse_command(&line, CWD);
+    let longest = commands
+        .iter()
+        .filter_map(|c| c.cwd.as_ref())
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest <= super::normalize::MAX_CWD,
+        "a cwd of {longest} bytes"
+    );
+    // Fails closed: the `cd` that went too far is unresolved, and what runs after it is not
+    // placed under the directory the line started in.
+    let cd = commands
+        .iter()
+        .find(|c| c.unresolved.is_some())
+        .expect("an unresolved cd");
+    assert_eq!(cd.name, "cd");
+    assert!(reason(&commands).is_some_and(|r| r.contains("4096 bytes")));
+    let rm = commands.last().expect("rm");
+    assert_eq!(rm.name, "rm");
+    assert!(
+        rm.cwd.as_deref().is_none_or(|c| !c.starts_with('/')),
+        "{:?}",
+        rm.cwd
+    );
+}

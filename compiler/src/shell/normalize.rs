@@ -9,6 +9,9 @@ use crate::interp::path;
 /// The working directory as far as it is known.
 pub type Cwd = Option<String>;
 
+/// The longest working directory a line's `cd`s may build (see lang-spec/evaluation.md).
+pub const MAX_CWD: usize = 4_096;
+
 /// `text` as a path, resolved lexically against `cwd` when it is known. A leading `$HOME` is `~`:
 /// the one variable whose meaning policies know, so `rm -rf $HOME` deletes `~`.
 pub fn resolve(text: &str, cwd: Option<&str>) -> String {
@@ -163,6 +166,17 @@ pub(super) fn normalize_command(
     }
     if name == "cd" {
         *cwd = change_directory(&words, cwd);
+        if cwd.as_ref().is_some_and(|c| c.len() > MAX_CWD) {
+            // No real directory has such a path (Linux's PATH_MAX is 4096), and a `cd` chain
+            // growing it would make every later path cost its length: the `cd` is unresolved and
+            // the rest of the line runs in an unknown directory.
+            *cwd = None;
+            if let Some(command) = walker.out.get_mut(index) {
+                command.mark_unresolved(format!(
+                    "`cd` makes the working directory longer than {MAX_CWD} bytes"
+                ));
+            }
+        }
     }
 }
 
