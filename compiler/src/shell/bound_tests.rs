@@ -148,7 +148,7 @@ proptest! {
 fn a_cd_chain_cannot_grow_the_working_directory_without_bound() {
     let line = format!(
         "{} rm -rf x",
-        "cd aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; ".repeat(2_000)
+        "cd aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; ".repeat(300)
     );
     let commands = parse_command(&line, CWD);
     let longest = commands
@@ -168,12 +168,47 @@ fn a_cd_chain_cannot_grow_the_working_directory_without_bound() {
         .find(|c| c.unresolved.is_some())
         .expect("an unresolved cd");
     assert_eq!(cd.name, "cd");
-    assert!(reason(&commands).is_some_and(|r| r.contains("4096 bytes")));
+    assert!(
+        cd.unresolved
+            .as_deref()
+            .is_some_and(|r| r.contains("4096 bytes"))
+    );
     let rm = commands.last().expect("rm");
     assert_eq!(rm.name, "rm");
     assert!(
         rm.cwd.as_deref().is_none_or(|c| !c.starts_with('/')),
         "{:?}",
         rm.cwd
+    );
+}
+
+#[test]
+fn a_command_of_too_many_words_is_unresolved_and_judged_on_its_first_ones() {
+    let max = super::normalize::MAX_WORDS;
+    let line = format!("rm {}", "x ".repeat(max * 4));
+    let commands = parse_command(&line, CWD);
+    let rm = commands.first().expect("rm");
+    assert_eq!(rm.argv.len(), max);
+    assert!(
+        rm.unresolved
+            .as_deref()
+            .is_some_and(|r| r.contains("words")),
+        "{:?}",
+        rm.unresolved
+    );
+    let under = parse_command(&format!("rm {}", "x ".repeat(max - 1)), CWD);
+    assert!(under.iter().all(|c| c.unresolved.is_none()));
+}
+
+#[test]
+fn past_the_command_cap_the_rest_of_the_line_is_one_unresolved_part() {
+    let line = format!("{}rm -rf /", "ls; ".repeat(Limits::default().commands));
+    let commands = parse_command(&line, CWD);
+    assert!(commands.len() <= Limits::default().commands + 1);
+    assert!(reason(&commands).is_some_and(|r| r.contains("more simple commands")));
+    assert!(
+        !commands
+            .iter()
+            .any(|c| c.name == "rm" && c.unresolved.is_none())
     );
 }

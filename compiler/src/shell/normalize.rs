@@ -12,6 +12,9 @@ pub type Cwd = Option<String>;
 /// The longest working directory a line's `cd`s may build (see lang-spec/evaluation.md).
 pub const MAX_CWD: usize = 4_096;
 
+/// The most words one simple command may have (see lang-spec/evaluation.md).
+pub const MAX_WORDS: usize = 1_024;
+
 /// `text` as a path, resolved lexically against `cwd` when it is known. A leading `$HOME` is `~`:
 /// the one variable whose meaning policies know, so `rm -rf $HOME` deletes `~`.
 pub fn resolve(text: &str, cwd: Option<&str>) -> String {
@@ -136,6 +139,12 @@ pub(super) fn normalize_command(
         ..SimpleCommand::default()
     };
     let mut words = words;
+    if words.len() > MAX_WORDS {
+        // Every word costs each per-part rule that reads the command: past the cap the command
+        // is unresolved (asked about), judged on its first words only.
+        words.truncate(MAX_WORDS);
+        command.mark_unresolved(format!("the command has more than {MAX_WORDS} words"));
+    }
     strip_wrappers(&mut words, &mut env, &mut command);
     for assignment in &env {
         command.env.push(assignment.text.clone());
