@@ -10,3 +10,6 @@ pub use sluice_compiler::decision::{Decision, Outcome};
 pub use sluice_compiler::interp::Evaluator;
 pub use sluice_compiler::load::{Compiled, SetSource, discover};
 pub use sluice_runtime as runtime;
+
+#[doc(hidden)]
+pub mod fuzz;

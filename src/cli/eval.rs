@@ -40,6 +40,10 @@ pub struct Output {
 const EXIT_ASK: u8 = 3;
 const EXIT_DENY: u8 = 4;
 
+/// The largest call `sluice eval` reads, as one JSON text or one line of `--jsonl` (see
+/// lang-spec/eval-json.md): past it the call is refused unread, an error and never an allow.
+const MAX_CALL_BYTES: usize = 1 << 20;
+
 pub fn run(
     sets: &ChainArgs<'_>,
     call: &CallArgs<'_>,
@@ -65,8 +69,12 @@ pub fn run(
         None => {
             let mut bytes = Vec::new();
             open(call.source)?
+                .take(MAX_CALL_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| format!("cannot read the call: {e}"))?;
+            if bytes.len() > MAX_CALL_BYTES {
+                return Err(too_large());
+            }
             let text =
                 String::from_utf8(bytes).map_err(|_| "the call is not valid UTF-8".to_string())?;
             if text.trim().is_empty() {
@@ -186,14 +194,13 @@ fn stream(
     let mut line_number = 0usize;
     loop {
         buffer.clear();
-        let read = input
-            .read_until(b'\n', &mut buffer)
-            .map_err(|e| format!("cannot read calls: {e}"))?;
+        let (read, too_long) = read_line(input, &mut buffer)?;
         if read == 0 {
             break;
         }
         line_number += 1;
         let record = match std::str::from_utf8(&buffer) {
+            _ if too_long => Err(too_large()),
             Err(_) => Err("line is not valid UTF-8".to_string()),
             Ok(text) if text.trim().is_empty() => continue,
             Ok(text) => judge.line(text),
@@ -218,6 +225,37 @@ fn stream(
         (true, true) => decision_exit(strictest),
         (true, false) => ExitCode::SUCCESS,
     })
+}
+
+/// Reads one line into `buffer`, keeping at most [`MAX_CALL_BYTES`] and a newline of it. Returns
+/// how many bytes it read and whether the line was longer, so that a longer one is refused
+/// without being held in memory.
+fn read_line(input: &mut dyn BufRead, buffer: &mut Vec<u8>) -> Result<(usize, bool), CliError> {
+    let error = |e: std::io::Error| format!("cannot read calls: {e}");
+    let mut read = input
+        .take(MAX_CALL_BYTES as u64 + 1)
+        .read_until(b'\n', buffer)
+        .map_err(error)?;
+    let too_long = buffer.last() != Some(&b'\n') && read > MAX_CALL_BYTES;
+    if too_long {
+        let mut rest = Vec::new();
+        loop {
+            rest.clear();
+            let n = input
+                .take(1 << 16)
+                .read_until(b'\n', &mut rest)
+                .map_err(error)?;
+            read += n;
+            if n == 0 || rest.last() == Some(&b'\n') {
+                break;
+            }
+        }
+    }
+    Ok((read, too_long))
+}
+
+fn too_large() -> String {
+    format!("the call is larger than {MAX_CALL_BYTES} bytes (1 MiB), the most `sluice eval` reads")
 }
 
 fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {

@@ -6,7 +6,7 @@ use pest::iterators::{Pair, Pairs};
 use pest::pratt_parser::{Assoc, ConstPrattParser, Op};
 
 use super::Rule;
-use super::err::MAX_OPERATORS;
+use super::err::{MAX_NESTING, MAX_OPERATORS};
 use crate::ast::*;
 use crate::diagnostics::{Code, Diagnostic};
 
@@ -57,7 +57,14 @@ struct Builder<'a> {
     diagnostics: Vec<Diagnostic>,
     /// How many more operators the item being built may hold (see [`MAX_OPERATORS`]).
     operators_left: usize,
+    /// How deep the builder has recursed into types and expressions.
+    depth: usize,
 }
+
+/// How deep the builder recurses before it refuses: a second line behind the nesting pre-scan,
+/// which refuses such text before it reaches pest (a level of brackets can cost the builder two
+/// levels: a parenthesized operand, then its expression).
+const MAX_BUILD_DEPTH: usize = 2 * MAX_NESTING + 8;
 
 pub(crate) fn build_file(
     path: &str,
@@ -69,6 +76,7 @@ pub(crate) fn build_file(
         offset,
         diagnostics: Vec::new(),
         operators_left: MAX_OPERATORS,
+        depth: 0,
     };
     let mut file = PolicyFile::default();
     if let Some(root) = pairs.next() {
@@ -244,7 +252,30 @@ impl Builder<'_> {
         Ok(FieldDecl { name, ty })
     }
 
+    /// Enters one level of recursion, or refuses past [`MAX_BUILD_DEPTH`]; every `Ok` is paired
+    /// with a `self.depth -= 1` once the level is built.
+    fn enter(&mut self, node: &Node<'_>) -> Built<()> {
+        if self.depth >= MAX_BUILD_DEPTH {
+            let span = self.span(node);
+            self.diagnostics.push(
+                Diagnostic::new(Code::ParserLimit, self.path, span, format!("this item nests deeper than {MAX_BUILD_DEPTH} levels"))
+                    .label("too deep")
+                    .help("flatten the expression or type, for example with `any(...)` over a list or with several rules"),
+            );
+            return Err(Refused);
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     fn type_expr(&mut self, node: Node<'_>) -> Built<TypeExpr> {
+        self.enter(&node)?;
+        let built = self.type_expr_within(node);
+        self.depth -= 1;
+        built
+    }
+
+    fn type_expr_within(&mut self, node: Node<'_>) -> Built<TypeExpr> {
         let span = self.span(&node);
         let mut it = children(node);
         let atom = self.next(&mut it, span)?;
@@ -445,6 +476,13 @@ impl Builder<'_> {
     // ------------------------------------------------------------------ literal values
 
     fn literal(&mut self, node: Node<'_>) -> Built<Literal> {
+        self.enter(&node)?;
+        let built = self.literal_within(node);
+        self.depth -= 1;
+        built
+    }
+
+    fn literal_within(&mut self, node: Node<'_>) -> Built<Literal> {
         let span = self.span(&node);
         let kind = match node.as_rule() {
             Rule::object_lit => {
@@ -556,6 +594,13 @@ impl Builder<'_> {
     // ------------------------------------------------------------------ expressions
 
     fn expr(&mut self, node: Node<'_>) -> Built<Expr> {
+        self.enter(&node)?;
+        let built = self.expr_within(node);
+        self.depth -= 1;
+        built
+    }
+
+    fn expr_within(&mut self, node: Node<'_>) -> Built<Expr> {
         match node.as_rule() {
             Rule::expr => {
                 let operators = node.clone().into_inner();

@@ -325,50 +325,6 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
     })
 }
 
-/// Refuses text whose brackets nest deeper than [`MAX_NESTING`], outside strings and comments.
-pub(crate) fn nesting_limit(path: &str, text: &str) -> Option<Diagnostic> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut in_comment = false;
-    let mut escaped = false;
-    for (at, c) in text.char_indices() {
-        if in_comment {
-            in_comment = c != '\n';
-            continue;
-        }
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            // Interpolation nests expressions inside strings; count its braces too.
-            if !escaped && c == '{' {
-                depth += 1;
-            } else if !escaped && c == '}' {
-                depth = depth.saturating_sub(1);
-            }
-        } else {
-            match c {
-                '#' => in_comment = true,
-                '"' => in_string = true,
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        if depth > MAX_NESTING {
-            return Some(
-                Diagnostic::new(Code::ParserLimit, path, Span::new(at, at + 1), format!("brackets nest deeper than {MAX_NESTING} levels"))
-                    .label("too deep")
-                    .help("flatten the expression, for example with `any(...)` over a list or with several rules"),
-            );
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may panic

@@ -4,6 +4,7 @@
 mod build;
 mod cst;
 mod err;
+mod nesting;
 mod recover;
 pub(crate) use err::EFFECT_WORDS;
 pub use recover::ITEM_KEYWORDS;
@@ -25,7 +26,7 @@ pub fn pieces(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
 /// Parses one piece (see [`pieces`]) with positions relative to its start, or `None` when it does
 /// not parse on its own: then [`parse_file`] parses the whole file and reports what is wrong.
 pub fn parse_piece(path: &str, piece: &str) -> Option<(PolicyFile, Vec<Diagnostic>)> {
-    if err::nesting_limit(path, piece).is_some() {
+    if nesting::nesting_limit(path, piece, 0).is_some() {
         return None;
     }
     cst::parse(piece)
@@ -35,7 +36,7 @@ pub fn parse_piece(path: &str, piece: &str) -> Option<(PolicyFile, Vec<Diagnosti
 
 /// Parses one file. Returns the items that parsed and a diagnostic for each item that did not.
 pub fn parse_file(path: &str, text: &str) -> (PolicyFile, Vec<Diagnostic>) {
-    if let Some(limit) = err::nesting_limit(path, text) {
+    if let Some(limit) = nesting::nesting_limit(path, text, 0) {
         return (PolicyFile::default(), vec![limit]);
     }
     match cst::parse(text) {

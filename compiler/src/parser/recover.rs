@@ -1,7 +1,7 @@
 //! Error recovery: after a parse error, parse item by item so every broken item is reported and
 //! the items that parsed still reach the checker.
 
-use super::{build, cst, err};
+use super::{build, cst, err, nesting};
 use crate::ast::{Item, PolicyFile};
 use crate::diagnostics::Diagnostic;
 
@@ -33,6 +33,12 @@ pub(crate) fn parse_items(
         let Some(piece) = text.get(start..end) else {
             continue;
         };
+        // A piece is scanned on its own too: text the whole file's scan read as inside a string
+        // (an unterminated raw string, say) is code to the piece's parse.
+        if let Some(limit) = nesting::nesting_limit(path, piece, start) {
+            diagnostics.push(limit);
+            continue;
+        }
         match cst::parse(piece) {
             Ok(pairs) => {
                 let (part, mut diags) = build::build_file(path, pairs, start);

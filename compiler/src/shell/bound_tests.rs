@@ -143,3 +143,72 @@ proptest! {
         prop_assert!(!commands.is_empty());
     }
 }
+
+#[test]
+fn a_cd_chain_cannot_grow_the_working_directory_without_bound() {
+    let line = format!(
+        "{} rm -rf x",
+        "cd aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; ".repeat(300)
+    );
+    let commands = parse_command(&line, CWD);
+    let longest = commands
+        .iter()
+        .filter_map(|c| c.cwd.as_ref())
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest <= super::normalize::MAX_CWD,
+        "a cwd of {longest} bytes"
+    );
+    // Fails closed: the `cd` that went too far is unresolved, and what runs after it is not
+    // placed under the directory the line started in.
+    let cd = commands
+        .iter()
+        .find(|c| c.unresolved.is_some())
+        .expect("an unresolved cd");
+    assert_eq!(cd.name, "cd");
+    assert!(
+        cd.unresolved
+            .as_deref()
+            .is_some_and(|r| r.contains("4096 bytes"))
+    );
+    let rm = commands.last().expect("rm");
+    assert_eq!(rm.name, "rm");
+    assert!(
+        rm.cwd.as_deref().is_none_or(|c| !c.starts_with('/')),
+        "{:?}",
+        rm.cwd
+    );
+}
+
+#[test]
+fn a_command_of_too_many_words_is_unresolved_and_judged_on_its_first_ones() {
+    let max = super::normalize::MAX_WORDS;
+    let line = format!("rm {}", "x ".repeat(max * 4));
+    let commands = parse_command(&line, CWD);
+    let rm = commands.first().expect("rm");
+    assert_eq!(rm.argv.len(), max);
+    assert!(
+        rm.unresolved
+            .as_deref()
+            .is_some_and(|r| r.contains("words")),
+        "{:?}",
+        rm.unresolved
+    );
+    let under = parse_command(&format!("rm {}", "x ".repeat(max - 1)), CWD);
+    assert!(under.iter().all(|c| c.unresolved.is_none()));
+}
+
+#[test]
+fn past_the_command_cap_the_rest_of_the_line_is_one_unresolved_part() {
+    let line = format!("{}rm -rf /", "ls; ".repeat(Limits::default().commands));
+    let commands = parse_command(&line, CWD);
+    assert!(commands.len() <= Limits::default().commands + 1);
+    assert!(reason(&commands).is_some_and(|r| r.contains("more simple commands")));
+    assert!(
+        !commands
+            .iter()
+            .any(|c| c.name == "rm" && c.unresolved.is_none())
+    );
+}

@@ -30,7 +30,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             depth: 32,
-            commands: 4_096,
+            commands: 512,
             bytes: 1 << 20,
             grammar_time: Duration::from_millis(GRAMMAR_MILLIS),
         }

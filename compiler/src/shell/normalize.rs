@@ -9,6 +9,12 @@ use crate::interp::path;
 /// The working directory as far as it is known.
 pub type Cwd = Option<String>;
 
+/// The longest working directory a line's `cd`s may build (see lang-spec/evaluation.md).
+pub const MAX_CWD: usize = 4_096;
+
+/// The most words one simple command may have (see lang-spec/evaluation.md).
+pub const MAX_WORDS: usize = 1_024;
+
 /// `text` as a path, resolved lexically against `cwd` when it is known. `~`, `~/…` and a leading
 /// `$HOME` or `${HOME}` (the one variable whose meaning policies know) are the home directory:
 /// joined to `home` when the policy gives it (`shell(line, cwd, home)`), so `rm -rf ~/..` deletes
@@ -136,6 +142,12 @@ pub(super) fn normalize_command(
         ..SimpleCommand::default()
     };
     let mut words = words;
+    if words.len() > MAX_WORDS {
+        // Every word costs each per-part rule that reads the command: past the cap the command
+        // is unresolved (asked about), judged on its first words only.
+        words.truncate(MAX_WORDS);
+        command.mark_unresolved(format!("the command has more than {MAX_WORDS} words"));
+    }
     strip_wrappers(&mut words, &mut env, &mut command);
     for assignment in &env {
         command.env.push(assignment.text.clone());
@@ -172,6 +184,17 @@ pub(super) fn normalize_command(
     }
     if name == "cd" {
         *cwd = change_directory(&words, cwd, walker.home.as_deref());
+        if cwd.as_ref().is_some_and(|c| c.len() > MAX_CWD) {
+            // No real directory has such a path (Linux's PATH_MAX is 4096), and a `cd` chain
+            // growing it would make every later path cost its length: the `cd` is unresolved and
+            // the rest of the line runs in an unknown directory.
+            *cwd = None;
+            if let Some(command) = walker.out.get_mut(index) {
+                command.mark_unresolved(format!(
+                    "`cd` makes the working directory longer than {MAX_CWD} bytes"
+                ));
+            }
+        }
     }
 }
 

@@ -73,9 +73,10 @@ fn compound_commands_are_judged_part_by_part() {
 
 #[test]
 fn a_long_chain_is_not_too_deep() {
-    let line = vec!["true"; 2000].join(" && ");
+    // Just under the cap on simple commands (512).
+    let line = vec!["true"; 500].join(" && ");
     let commands = parse(&line);
-    assert_eq!(commands.len(), 2000);
+    assert_eq!(commands.len(), 500);
     assert!(commands.iter().all(|c| c.unresolved.is_none()));
 }
 

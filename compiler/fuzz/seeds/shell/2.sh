@@ -1,0 +1,1 @@
+bash -c 'find . -name "*.o" -exec rm {} \;'

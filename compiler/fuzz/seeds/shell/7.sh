@@ -1,0 +1,1 @@
+sudo env FOO=bar timeout 5 git push --force origin main 2>&1 >/dev/null &

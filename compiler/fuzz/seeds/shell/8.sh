@@ -1,0 +1,1 @@
+( { echo "$(ls "$(pwd)")"; } | tee a ) || true
