@@ -108,3 +108,31 @@ pub fn config(data: &[u8]) {
         text.to_string(),
     );
 }
+
+/// A hook event, for every harness, judged by every shipped set: the answer is always one the
+/// harness reads as a decision (JSON on stdout, `{}` included) or as a block (exit 2 with a
+/// reason), never a crash, an empty reply or garbage.
+pub fn hook_event(data: &[u8]) {
+    use sluice_runtime::hooks::{self, Harness, Host};
+    let Some(text) = text(data) else { return };
+    let host = Host {
+        project_dir: Some("/home/dev/project".into()),
+        home: Some("/home/dev".into()),
+    };
+    for harness in Harness::ALL {
+        let reply = hooks::answer(harness, text, shipped(), None, &host);
+        match reply.exit {
+            0 => assert!(
+                serde_json::from_str::<serde_json::Value>(&reply.stdout)
+                    .is_ok_and(|v| v.is_object()),
+                "{harness:?} answered {:?}",
+                reply.stdout
+            ),
+            2 => assert!(
+                !reply.stderr.is_empty(),
+                "{harness:?} blocked with no reason"
+            ),
+            other => panic!("{harness:?} exited {other}"),
+        }
+    }
+}

@@ -100,3 +100,8 @@ fn config_seeds_parse() {
     all.extend(files(&[Path::new("tests/golden/diagnostics")], &["toml"]));
     run("config", sluice::fuzz::config, all);
 }
+
+#[test]
+fn hook_event_seeds_get_a_decision_or_a_block_from_every_harness() {
+    run("hook_event", sluice::fuzz::hook_event, seeds("hook_event"));
+}
