@@ -1228,7 +1228,7 @@ async fn a_policy_sets_postchecks_redact_real_tool_output() {
             go(),
         )
         .await;
-    assert_eq!(result.content(), "key=[REDACTED AWS KEY]\n");
+    assert_eq!(result.content(), "key=[REDACTED aws-access-key-id]\n");
     assert_eq!(
         result.context(),
         ["an AWS access key id was redacted from this output"]

@@ -57,7 +57,7 @@ pub fn secret_never_reaches_the_model(name: &str, session: Session<'_>) {
     let (output, model) = session(&project, "cat creds.txt", "");
     let seen = model.tool_results();
     assert!(
-        seen.contains("[REDACTED AWS KEY]"),
+        seen.contains("[REDACTED aws-access-key-id]"),
         "the rewritten output did not reach the model:\n{seen}\n{}",
         text(&output)
     );

@@ -46,7 +46,16 @@ pub const SETS: &[BuiltinSet] = &[
     builtin!(
         "secrets-redaction",
         "credentials in tool output",
-        ["secrets-redaction.sluice"]
+        [
+            "ai.sluice",
+            "chat.sluice",
+            "cloud.sluice",
+            "code-hosts.sluice",
+            "payments.sluice",
+            "registries.sluice",
+            "saas.sluice",
+            "secrets-redaction.sluice"
+        ]
     ),
     builtin!(
         "network",
@@ -119,6 +128,19 @@ mod tests {
         let mut built_in: Vec<String> = SETS.iter().map(|s| s.name.to_string()).collect();
         built_in.sort();
         assert_eq!(on_disk, built_in);
+        // And every file of each, so no set ships without part of itself.
+        for set in SETS {
+            let mut files: Vec<String> = std::fs::read_dir(format!("{dir}/{}", set.name))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".sluice"))
+                .collect();
+            files.sort();
+            let built: Vec<String> = set.files.iter().map(|(f, _)| f.to_string()).collect();
+            assert_eq!(files, built, "{}", set.name);
+        }
     }
 
     #[test]
