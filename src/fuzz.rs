@@ -121,18 +121,10 @@ pub fn hook_event(data: &[u8]) {
     };
     for harness in Harness::ALL {
         let reply = hooks::answer(harness, text, shipped(), None, &host);
-        match reply.exit {
-            0 => assert!(
-                serde_json::from_str::<serde_json::Value>(&reply.stdout)
-                    .is_ok_and(|v| v.is_object()),
-                "{harness:?} answered {:?}",
-                reply.stdout
-            ),
-            2 => assert!(
-                !reply.stderr.is_empty(),
-                "{harness:?} blocked with no reason"
-            ),
-            other => panic!("{harness:?} exited {other}"),
-        }
+        let answered = reply.exit == 0
+            && serde_json::from_str::<serde_json::Value>(&reply.stdout)
+                .is_ok_and(|v| v.is_object());
+        let blocked = reply.exit == 2 && !reply.stderr.is_empty();
+        assert!(answered || blocked, "{harness:?} replied {reply:?}");
     }
 }
