@@ -8,7 +8,11 @@
     clippy::indexing_slicing
 )] // test code may panic
 
+mod support;
+
 use std::process::{Command, Output};
+
+use support::cli::sluice;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("sluice-bounds-{name}-{}", std::process::id()));
@@ -177,20 +181,7 @@ fn a_cut_line_keeps_its_true_column() {
 }
 
 fn eval(args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .arg("eval")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("sluice runs");
-    let mut pipe = child.stdin.take().expect("stdin");
-    // sluice stops reading past the limit: a closed pipe is fine.
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child.wait_with_output().expect("sluice finishes")
+    sluice(&[&["eval"], args].concat(), stdin)
 }
 
 fn bash_call(command: &str) -> String {

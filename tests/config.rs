@@ -11,26 +11,11 @@
 mod support;
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
+use support::cli::sluice_in;
 use support::{call_as, noop, registry_with, temp_dir, with_context};
-
-fn sluice_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice runs");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child.wait_with_output().expect("sluice finishes")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

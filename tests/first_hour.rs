@@ -9,26 +9,11 @@
     clippy::indexing_slicing
 )] // test code may panic
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod support;
 
-fn sluice(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice runs");
-    let mut pipe = child.stdin.take().expect("stdin");
-    match pipe.write_all(stdin) {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => panic!("stdin: {error}"),
-        _ => {}
-    }
-    drop(pipe);
-    child.wait_with_output().expect("sluice finishes")
-}
+use std::path::PathBuf;
+
+use support::cli::sluice;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -3,29 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use support::cli::sluice_in;
 
 use serde_json::Value;
 
 fn hook(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .arg("hook")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("GEMINI_PROJECT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    // The hook may answer (and close its end) before reading everything.
-    let _ = input.write_all(stdin);
-    drop(input);
-    child.wait_with_output().unwrap()
+    sluice_in(dir, &[&["hook"], args].concat(), stdin)
 }
 
 fn empty_dir(name: &str) -> PathBuf {

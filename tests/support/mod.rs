@@ -9,6 +9,8 @@
     clippy::indexing_slicing
 )]
 
+pub mod cli;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
