@@ -350,12 +350,7 @@ fn print_explanation(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
     {
         outln!("conditions:");
         for step in explain(program, rule, call) {
-            let source = text
-                .get(step.span.range())
-                .unwrap_or("?")
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+            let source = step_source(&text, &step);
             let value = match step.value {
                 Ok(v) => v,
                 Err(e) => format!("error: {e}"),
@@ -425,12 +420,7 @@ fn print_unmatched(chain: &Chain, call: &Call, outcome: &ChainOutcome) {
             let steps = explain(program, rule, call);
             let falsified =
                 first_false(&steps).map_or("no sub-condition held".to_string(), |step| {
-                    let source = text
-                        .get(step.span.range())
-                        .unwrap_or("?")
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let source = step_source(&text, step);
                     format!("{source}  =>  false")
                 });
             lines.push(format!(
@@ -482,4 +472,13 @@ fn print_rewrites(outcome: &ChainOutcome) {
             );
         }
     }
+}
+
+/// A sub-condition's source text, on one line.
+fn step_source(text: &str, step: &Step) -> String {
+    text.get(step.span.range())
+        .unwrap_or("?")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value, json};
 use sluice_compiler::jit::Backend;
 use sluice_runtime::config::{Config, FILE_NAME};
-use sluice_runtime::hooks::Harness;
+use sluice_runtime::hooks::{Harness, shell_quote};
 
 use super::CliError;
 
@@ -61,21 +61,10 @@ fn command(harness: Harness, config: &Path) -> Result<String, CliError> {
         .map_err(|e| format!("cannot find this binary's path: {e}"))?;
     Ok(format!(
         "{} hook {} --config {} --deadline-ms {DEADLINE_MS}",
-        quote(&binary.display().to_string()),
+        shell_quote(&binary.display().to_string()),
         harness.name(),
-        quote(&config.display().to_string())
+        shell_quote(&config.display().to_string())
     ))
-}
-
-fn quote(word: &str) -> String {
-    if word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// The events the hook runs on, and the entry each gets, in the harness's settings shape.

@@ -100,12 +100,10 @@ pub fn decide(event: &HookEvent, verdict: &Verdict) -> Reply {
             Decision::Ask | Decision::Delegate => Reply::nothing(),
         };
     }
-    let decision = match verdict.decision {
-        Decision::Delegate => return Reply::nothing(),
-        Decision::Allow => "allow",
-        Decision::Ask => "ask",
-        Decision::Deny => "deny",
-    };
+    if verdict.decision == Decision::Delegate {
+        return Reply::nothing();
+    }
+    let decision = verdict.decision.as_str();
     Reply::json(json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

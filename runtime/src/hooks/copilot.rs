@@ -88,12 +88,10 @@ pub fn decide(event: &HookEvent, verdict: &Verdict) -> Reply {
             "hookSpecificOutput": { "hookEventName": "PermissionRequest", "decision": decision },
         }));
     }
-    let decision = match verdict.decision {
-        Decision::Delegate => return Reply::nothing(),
-        Decision::Allow => "allow",
-        Decision::Ask => "ask",
-        Decision::Deny => "deny",
-    };
+    if verdict.decision == Decision::Delegate {
+        return Reply::nothing();
+    }
+    let decision = verdict.decision.as_str();
     Reply::json(json!({
         "permissionDecision": decision,
         "permissionDecisionReason": verdict.reason,

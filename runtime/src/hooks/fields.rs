@@ -202,7 +202,7 @@ pub fn shell_line(value: &Value) -> Option<String> {
 }
 
 /// A word quoted for the shell, unless it needs no quoting.
-fn quote(word: &str) -> String {
+pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

@@ -24,6 +24,7 @@ use sluice_compiler::ir::RuleMeta;
 use crate::chain::{Chain, ChainOutcome};
 use crate::config::Config;
 
+pub use fields::quote as shell_quote;
 pub use output::Rewrite;
 
 /// The harnesses Sluice answers hooks for.

@@ -155,13 +155,7 @@ fn failure(post: &PostcheckOutcome) -> String {
         },
     );
     match post.applied.last() {
-        Some(rule) => format!(
-            "{message} [sluice: {} `{}` at {}:{}]",
-            rule.kind.keyword(),
-            rule.name,
-            rule.file,
-            rule.line
-        ),
+        Some(rule) => format!("{message} [sluice: {}]", super::rule_location(rule)),
         None => format!("{message} [sluice]"),
     }
 }
