@@ -65,3 +65,53 @@ fn oversized_and_garbled_events_block() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The second call reads the chain the first one stored, and answers alike; a cache file that
+/// was damaged in between is rebuilt, and the answer is still the same.
+#[test]
+fn the_compiled_policy_cache_answers_as_the_sources_do() {
+    let dir = empty_dir("cache");
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"builtin:shell-safety\"\n\n[[policy]]\nset = \"builtin:git-guard\"\n",
+    )
+    .unwrap();
+    let event = EVENT.replace("\"ls\"", "\"rm -rf /\"");
+    let cache = dir.join("cache");
+    let hook = |args: &[&str], stdin: &[u8]| {
+        support::cli::sluice_cached(&dir, &cache, &[&["hook"], args].concat(), stdin)
+    };
+    let stored = || -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&cache) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .filter(|path| path.extension().is_some_and(|e| e == "bin"))
+            .collect()
+    };
+    let uncached = hook(&["claude", "--no-cache"], event.as_bytes());
+    assert!(stored().is_empty(), "--no-cache stores nothing");
+    let first = hook(&["claude"], event.as_bytes());
+    let written = stored();
+    assert_eq!(
+        written.len(),
+        1,
+        "one file for the configuration: {written:?}"
+    );
+    let second = hook(&["claude"], event.as_bytes());
+    std::fs::write(&written[0], b"SLUICEPC\x01\x00\x00\x00 damaged").unwrap();
+    let third = hook(&["claude"], event.as_bytes());
+    for out in [&uncached, &first, &second, &third] {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, uncached.stdout);
+    }
+    let answer: Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(std::fs::read(&written[0]).unwrap().len() > 1000, "rebuilt");
+}

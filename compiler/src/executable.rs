@@ -33,6 +33,7 @@ impl Executable {
         };
         let scans = native.is_none().then(|| Arc::new(Scans::build(&program)));
         if let Some(scans) = native.as_ref().map(|n| n.scans()).or(scans.as_deref()) {
+            scans.warm();
             compile_regexes_rules_run(&program, scans);
         }
         Executable {
@@ -40,6 +41,19 @@ impl Executable {
             native,
             scans,
             fallback,
+        }
+    }
+
+    /// `program` for the interpreter, with each regex and field scan built on the call that
+    /// first needs it: for a process that makes one decision (a hook), which runs the rules of
+    /// one tool and builds only what they use.
+    pub fn for_one_call(program: Arc<Program>) -> Executable {
+        let scans = Some(Arc::new(Scans::build(&program)));
+        Executable {
+            program,
+            native: None,
+            scans,
+            fallback: None,
         }
     }
 

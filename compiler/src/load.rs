@@ -126,6 +126,9 @@ pub struct Compiled {
     pub checked: Arc<CheckedSet>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: SourceMap,
+    /// Every file the set was compiled from, with its text: its own files, those they import,
+    /// and the schemas they name. A cache of the program is valid while these are unchanged.
+    pub inputs: Vec<(String, String)>,
 }
 
 /// A policy set checked but not linked: what an editor shows.
@@ -258,6 +261,15 @@ impl Database {
         let program = db::compile(self, set)
             .clone()
             .filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
+        let files = set
+            .files(self)
+            .iter()
+            .map(|file| (file.path(self).clone(), file.text(self).clone()));
+        let schemas = set
+            .schemas(self)
+            .iter()
+            .filter_map(|(path, text)| Some((path.clone(), text.as_ref().ok()?.clone())));
+        let inputs = files.chain(schemas).collect();
         Compiled {
             program,
             name,
@@ -265,6 +277,7 @@ impl Database {
             checked,
             diagnostics,
             sources,
+            inputs,
         }
     }
 

@@ -82,9 +82,27 @@ impl LoadedPolicy {
         Self::from_compiled(Database::default().load(source)?, backend)
     }
 
+    /// A set from its parts: an executable program, and the tools the set declares.
+    pub fn from_parts(
+        name: String,
+        executable: Executable,
+        declared: impl IntoIterator<Item = String>,
+    ) -> LoadedPolicy {
+        LoadedPolicy {
+            name,
+            executable,
+            declared: declared.into_iter().collect(),
+        }
+    }
+
     /// Whether the set declares `tool`.
     pub fn declares(&self, tool: &str) -> bool {
         self.declared.contains(tool)
+    }
+
+    /// The tools the set declares, in order.
+    pub fn declared(&self) -> impl Iterator<Item = &str> {
+        self.declared.iter().map(String::as_str)
     }
 
     /// A compiled set, if it compiled without errors.

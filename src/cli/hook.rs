@@ -6,14 +6,14 @@
 //! block, with the reason.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use sluice_compiler::jit::Backend;
 use sluice_runtime::chain::Chain;
-use sluice_runtime::config::{Config, ConfigError};
+use sluice_runtime::config::{Config, ConfigError, PolicyCache};
 use sluice_runtime::hooks::{self, Harness, Host, Reply};
 
 /// The largest event read: a tool's whole output can be in it.
@@ -24,6 +24,8 @@ pub struct HookArgs {
     pub config: Option<PathBuf>,
     pub deadline: Duration,
     pub backend: Backend,
+    /// Whether the chain may come from the compiled-policy cache.
+    pub cache: bool,
 }
 
 pub fn run(args: HookArgs) -> ExitCode {
@@ -74,11 +76,7 @@ fn respond(args: &HookArgs) -> Reply {
         project_dir: project_dir(),
         home: std::env::var("HOME").ok(),
     };
-    match load(
-        args.config.as_deref(),
-        host.project_dir.as_deref(),
-        args.backend,
-    ) {
+    match load(args, host.project_dir.as_deref()) {
         Ok((chain, config)) => hooks::answer(args.harness, &input, &chain, Some(&config), &host),
         Err(reason) => hooks::block(args.harness, None, &format!("sluice: {reason}")),
     }
@@ -107,19 +105,22 @@ fn project_dir() -> Option<String> {
         .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
 }
 
-fn load(
-    explicit: Option<&Path>,
-    project: Option<&str>,
-    backend: Backend,
-) -> Result<(Chain, Config), String> {
+fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config), String> {
     let start = match project {
         Some(dir) => PathBuf::from(dir),
         None => std::env::current_dir()
             .map_err(|e| format!("cannot read the working directory: {e}"))?,
     };
-    let config = Config::discover(explicit, &start).map_err(summary)?;
-    let chain = config.chain(backend).map_err(summary)?;
-    Ok((chain, config))
+    let config = Config::discover(args.config.as_deref(), &start).map_err(summary)?;
+    // The cache holds programs for the interpreter; native code is compiled afresh.
+    let cache = Some(())
+        .filter(|()| args.cache && args.backend == Backend::Interp)
+        .and_then(|()| PolicyCache::for_user());
+    let chain = match cache {
+        Some(cache) => cache.chain(&config).map(|(chain, _)| chain),
+        None => config.chain(args.backend),
+    };
+    Ok((chain.map_err(summary)?, config))
 }
 
 /// A configuration error as one line: what failed, and the first thing wrong with it.

@@ -168,6 +168,10 @@ enum Command {
         deadline_ms: u64,
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
+        /// Compile the chain on every call instead of reading it from the compiled-policy
+        /// cache (`$SLUICE_CACHE_DIR`, else `~/.cache/sluice`); the JIT never uses the cache
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Serve the Language Server Protocol over stdin and stdout, for editors
     Lsp,
@@ -327,11 +331,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             config,
             deadline_ms,
             backend,
+            no_cache,
         } => Ok(hook::run(hook::HookArgs {
             harness: harness.into(),
             config,
             deadline: std::time::Duration::from_millis(deadline_ms),
             backend: backend.into(),
+            cache: !no_cache,
         })),
         Command::Shell {
             line,

@@ -1,6 +1,7 @@
 //! The real `sluice` binary, as the command-line tests run it: arguments, bytes on stdin, and
 //! the whole output back. The harness's project variables are cleared, so a test run from inside
-//! an agent finds only the configuration the test gives.
+//! an agent finds only the configuration the test gives, and the compiled-policy cache is one of
+//! the test run's own, not the user's.
 
 use std::io::Write;
 use std::path::Path;
@@ -16,12 +17,24 @@ pub fn sluice_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
     run(Some(dir), args, stdin)
 }
 
+/// `sluice ARGS` in `dir`, with its compiled-policy cache in `cache`.
+#[allow(dead_code)] // not every test binary looks into the cache
+pub fn sluice_cached(dir: &Path, cache: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    run_with(Some(dir), cache, args, stdin)
+}
+
 fn run(dir: Option<&Path>, args: &[&str], stdin: &[u8]) -> Output {
+    let cache = std::env::temp_dir().join(format!("sluice-test-cache-{}", std::process::id()));
+    run_with(dir, &cache, args, stdin)
+}
+
+fn run_with(dir: Option<&Path>, cache: &Path, args: &[&str], stdin: &[u8]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
     command
         .args(args)
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("GEMINI_PROJECT_DIR")
+        .env("SLUICE_CACHE_DIR", cache)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -50,12 +50,12 @@ pub enum ExprKind {
 }
 
 /// An argv pattern: each item matches one word, except `..`, which matches any number.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ArgvPattern {
     pub items: Vec<PatternItem>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PatternItem {
     /// `..`: any number of words, none included.
     Rest,
@@ -63,7 +63,7 @@ pub enum PatternItem {
     Word(Vec<PatternWord>),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PatternWord {
     /// `_`: any word.
     Any,
@@ -123,7 +123,7 @@ pub enum StrPart {
     Expr(Expr),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Quantifier {
     Any,
     All,

@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 ///
 /// Equality and hashing ignore the range, so two trees that differ only in layout compare equal
 /// (as in Cedar's `Loc`). Anything that must notice a moved node compares the source text instead.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start: u32,
     pub end: u32,

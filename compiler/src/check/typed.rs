@@ -6,7 +6,9 @@ use super::Ty;
 use crate::ast::{ArgvPattern, BinOp, Literal, Quantifier, RuleKind, Span};
 
 /// The roots a condition can read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Root {
     Args,
@@ -30,7 +32,7 @@ impl Root {
 }
 
 /// A quantifier's bound variable, numbered within its rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct VarId(pub u32);
 
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +42,7 @@ pub struct TExpr {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Const {
     Null,
     Bool(bool),
@@ -97,7 +99,7 @@ pub enum TExprKind {
 }
 
 /// Functions and methods, resolved by the receiver's type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Builtin {
     StartsWith,
@@ -183,7 +185,7 @@ impl Builtin {
 }
 
 /// Which tools a rule applies to.
-#[derive(Clone, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolSet {
     /// Every tool.
     pub all: bool,

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A value's static type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Ty {
     Bool,
     Int,
@@ -25,7 +25,7 @@ pub enum Ty {
 }
 
 /// Named, typed fields in declaration order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Record {
     pub fields: Vec<(String, Ty)>,
 }

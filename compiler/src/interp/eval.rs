@@ -9,7 +9,7 @@ use super::value::Value;
 use crate::ast::{Quantifier, Span};
 use crate::call::Agent;
 use crate::check::{Builtin, Const, Root, Ty, VarId};
-use crate::ir::{Node, NodeId, Op, Program, RuleIr, Slot, ToolRef};
+use crate::ir::{Node, NodeId, Op, PolicyGlob, Program, RuleIr, Slot, ToolRef};
 
 /// Why a rule could not be evaluated. The policy fails closed on it.
 #[derive(Clone, Debug, PartialEq)]
@@ -404,7 +404,10 @@ where
             }
             Op::Glob(subject, glob) => {
                 let text = self.eval(*subject)?;
-                let glob = program.globs.get(glob.0 as usize);
+                let glob = program
+                    .globs
+                    .get(glob.0 as usize)
+                    .and_then(PolicyGlob::matcher);
                 self.check(node, &[*subject], ops::glob(&text, glob).map(Value::Bool))
             }
             Op::ArgvMatch(subject, pattern) => {

@@ -14,7 +14,7 @@ pub fn render_program(program: &Program) -> String {
         let _ = writeln!(out, "  re{i} = r\"{}\"", re.as_str());
     }
     for (i, glob) in program.globs.iter().enumerate() {
-        let _ = writeln!(out, "  glob{i} = \"{}\"", glob.glob().glob());
+        let _ = writeln!(out, "  glob{i} = \"{}\"", glob.as_str());
     }
     for rule in &program.rules {
         let _ = writeln!(

@@ -6,7 +6,9 @@
 //! both named by index.
 
 mod display;
+mod globs;
 mod regexes;
+pub mod stored_types;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -15,28 +17,33 @@ use crate::ast::{Quantifier, RuleKind, Span};
 use crate::check::{Builtin, Const, Root, ToolSet, Ty, VarId};
 
 pub use display::render_program;
+pub use globs::{PolicyGlob, ToolGlobs};
 pub use regexes::{PolicyRegex, REGEX_SIZE_LIMIT, check_size, check_size_of};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct NodeId(pub u32);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct SlotId(pub u32);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RegexId(pub u32);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct GlobId(pub u32);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SetId(pub u32);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PatternId(pub u32);
 
 /// A field of the call that some rule reads: filled once per call.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Slot {
     pub root: Root,
     pub path: Vec<Arc<str>>,
@@ -55,7 +62,7 @@ impl Slot {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     Const(Const),
     Fact(SlotId),
@@ -94,14 +101,15 @@ pub enum Op {
 }
 
 /// One node: an operation, the type of its value, and where it was written.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     pub op: Op,
+    #[serde(with = "stored_types")]
     pub ty: Ty,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EffectIr {
     Allow,
     Deny(NodeId),
@@ -119,7 +127,7 @@ pub enum EffectIr {
 }
 
 /// Where a rule came from: enough for provenance in decisions and logs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RuleMeta {
     pub name: Arc<str>,
     pub kind: RuleKind,
@@ -135,14 +143,63 @@ impl serde::Serialize for RuleKind {
     }
 }
 
-#[derive(Clone, Debug)]
+impl<'de> serde::Deserialize<'de> for RuleKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let keyword = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        [
+            RuleKind::Precheck,
+            RuleKind::Gate,
+            RuleKind::Postcheck,
+            RuleKind::Concurrency,
+        ]
+        .into_iter()
+        .find(|kind| kind.keyword() == keyword)
+        .ok_or_else(|| serde::de::Error::custom(format!("no rule kind `{keyword}`")))
+    }
+}
+
+/// A rule's provenance whole, span included: [`RuleMeta`]'s own `Serialize` is the form
+/// decisions report, which leaves the span out.
+mod whole_meta {
+    use super::RuleMeta;
+    use crate::ast::{RuleKind, Span};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    type Whole = (Arc<str>, RuleKind, Arc<str>, u32, Span);
+
+    pub fn serialize<S: Serializer>(meta: &RuleMeta, serializer: S) -> Result<S::Ok, S::Error> {
+        let RuleMeta {
+            name,
+            kind,
+            file,
+            line,
+            span,
+        } = meta.clone();
+        (name, kind, file, line, span).serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<RuleMeta, D::Error> {
+        let (name, kind, file, line, span) = Whole::deserialize(deserializer)?;
+        Ok(RuleMeta {
+            name,
+            kind,
+            file,
+            line,
+            span,
+        })
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuleIr {
     /// The rule's position in [`Program::rules`].
     pub index: u32,
+    #[serde(with = "whole_meta")]
     pub meta: RuleMeta,
     pub tools: ToolSet,
     /// Matches the tool name against the rule's globs, when it has any.
-    pub tool_globs: Option<globset::GlobSet>,
+    pub tool_globs: Option<ToolGlobs>,
     pub nodes: Vec<Node>,
     /// A per-part rule's variable and list: its condition and effects see one part at a time.
     pub per_part: Option<(VarId, NodeId)>,
@@ -164,22 +221,23 @@ impl RuleIr {
 }
 
 /// A lowered policy set.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Program {
     pub slots: Vec<Slot>,
     pub regexes: Vec<PolicyRegex>,
-    pub globs: Vec<globset::GlobMatcher>,
+    pub globs: Vec<PolicyGlob>,
     pub sets: Vec<FxHashSet<Arc<str>>>,
     pub patterns: Vec<Arc<crate::ast::ArgvPattern>>,
     /// Every rule in set order: files by path, then source order.
     pub rules: Vec<RuleIr>,
     pub dispatch: Dispatch,
     /// What commands do, for `shell(...)`: the built-in table and the set's `effects` rows.
+    #[serde(with = "crate::shell::effect_table_rows")]
     pub effects: Arc<crate::shell::EffectTable>,
 }
 
 /// Which rules apply to which tool, per rule kind, so rules for other tools cost nothing.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Dispatch {
     /// Each tool some rule names exactly, by its index in `exact`.
     by_tool: FxHashMap<Arc<str>, u32>,

@@ -18,7 +18,9 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 22;
 pub struct PolicyRegex {
     pattern: Arc<str>,
     /// Kept for the field scans, which build their automata from it rather than parse again.
-    hir: Arc<Hir>,
+    /// A program read back from the cache has only the pattern, parsed again when a scan
+    /// first needs it.
+    hir: OnceLock<Option<Arc<Hir>>>,
     compiled: OnceLock<Option<regex::Regex>>,
 }
 
@@ -27,7 +29,7 @@ impl PolicyRegex {
     pub fn new(pattern: Arc<str>, hir: Arc<Hir>) -> PolicyRegex {
         PolicyRegex {
             pattern,
-            hir,
+            hir: OnceLock::from(Some(hir)),
             compiled: OnceLock::new(),
         }
     }
@@ -36,8 +38,10 @@ impl PolicyRegex {
         &self.pattern
     }
 
-    pub fn hir(&self) -> &Arc<Hir> {
-        &self.hir
+    /// The syntax tree, if it is at hand: a program read back from the cache has not parsed
+    /// its patterns.
+    pub fn parsed(&self) -> Option<&Arc<Hir>> {
+        self.hir.get().and_then(Option::as_ref)
     }
 
     /// The compiled regex, compiled on first use. `None` only if the regex crate refuses a
@@ -51,6 +55,24 @@ impl PolicyRegex {
                     .ok()
             })
             .as_ref()
+    }
+}
+
+impl serde::Serialize for PolicyRegex {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.pattern.serialize(serializer)
+    }
+}
+
+/// A stored regex is only its pattern: compiling it is left to its first use, as for a fresh
+/// one, and a pattern the regex crate refuses makes the rule running it fault.
+impl<'de> serde::Deserialize<'de> for PolicyRegex {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(PolicyRegex {
+            pattern: Arc::<str>::deserialize(deserializer)?,
+            hir: OnceLock::new(),
+            compiled: OnceLock::new(),
+        })
     }
 }
 

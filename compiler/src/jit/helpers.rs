@@ -189,7 +189,8 @@ extern "C" fn sluice_glob(frame: *mut Frame<'_>, glob: i64, tag: i64, bits: i64)
     guarded(frame, |frame| {
         let glob = usize::try_from(glob)
             .ok()
-            .and_then(|i| frame.program.globs.get(i));
+            .and_then(|i| frame.program.globs.get(i))
+            .and_then(crate::ir::PolicyGlob::matcher);
         match frame.value(cell(tag, bits)) {
             Some(text) => status(ops::glob(&text, glob)),
             None => FAULT,

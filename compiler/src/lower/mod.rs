@@ -11,8 +11,8 @@ use crate::ast::{ArgvPattern, BinOp, Relocate, Span};
 use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExprKind, Ty};
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
-    EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyRegex, Program, RegexId, RuleIr, RuleMeta,
-    SetId, Slot, SlotId, check_size, check_size_of,
+    EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyGlob, PolicyRegex, Program, RegexId,
+    RuleIr, RuleMeta, SetId, Slot, SlotId, ToolGlobs, check_size, check_size_of,
 };
 
 /// One rule lowered on its own: its IR with ids into its own tables and spans relative to
@@ -22,7 +22,7 @@ pub struct LoweredRule {
     rule: RuleIr,
     slots: Vec<Slot>,
     regexes: Vec<PolicyRegex>,
-    globs: Vec<globset::GlobMatcher>,
+    globs: Vec<PolicyGlob>,
     sets: Vec<FxHashSet<Arc<str>>>,
     patterns: Vec<Arc<ArgvPattern>>,
     /// Where the rule's name starts, for its line number once placed.
@@ -73,7 +73,7 @@ pub fn link<'a>(
         let globs: Vec<GlobId> = lowered
             .globs
             .iter()
-            .map(|g| tables.intern_glob(g))
+            .map(|g| tables.intern_glob(g.clone()))
             .collect();
         let sets = appended(&mut tables.sets, &lowered.sets, SetId);
         let patterns = appended(&mut tables.patterns, &lowered.patterns, PatternId);
@@ -178,7 +178,7 @@ struct Lowerer {
     slot_ids: HashMap<Slot, SlotId>,
     regexes: Vec<PolicyRegex>,
     regex_ids: HashMap<Arc<str>, RegexId>,
-    globs: Vec<globset::GlobMatcher>,
+    globs: Vec<PolicyGlob>,
     glob_ids: HashMap<Arc<str>, GlobId>,
     sets: Vec<FxHashSet<Arc<str>>>,
     patterns: Vec<Arc<ArgvPattern>>,
@@ -197,17 +197,8 @@ impl Lowerer {
             .map(|(var, list)| (*var, self.expr(list)));
         let condition = rule.condition.as_ref().map(|c| self.expr(c));
         let effects = rule.effects.iter().map(|e| self.effect(e)).collect();
-        let tool_globs = if rule.tools.globs.is_empty() {
-            None
-        } else {
-            let mut builder = globset::GlobSetBuilder::new();
-            for glob in &rule.tools.globs {
-                if let Ok(glob) = globset::Glob::new(glob) {
-                    builder.add(glob);
-                }
-            }
-            builder.build().ok()
-        };
+        let tool_globs =
+            (!rule.tools.globs.is_empty()).then(|| ToolGlobs::new(rule.tools.globs.clone()));
         RuleIr {
             index: 0,
             meta: RuleMeta {
@@ -423,12 +414,8 @@ impl Lowerer {
         if let Some(id) = self.glob_ids.get(pattern) {
             return *id;
         }
-        let matcher = globset::GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map(|g| g.compile_matcher());
-        match matcher {
-            Ok(matcher) => self.intern_glob(&matcher),
+        match PolicyGlob::new(pattern) {
+            Ok(glob) => self.intern_glob(glob),
             Err(error) => {
                 self.diagnostics.push(
                     Diagnostic::new(
@@ -445,14 +432,13 @@ impl Lowerer {
         }
     }
 
-    fn intern_glob(&mut self, matcher: &globset::GlobMatcher) -> GlobId {
-        let pattern = matcher.glob().glob();
-        if let Some(id) = self.glob_ids.get(pattern) {
+    fn intern_glob(&mut self, glob: PolicyGlob) -> GlobId {
+        if let Some(id) = self.glob_ids.get(glob.as_str()) {
             return *id;
         }
         let id = GlobId(index_u32(self.globs.len()));
-        self.globs.push(matcher.clone());
-        self.glob_ids.insert(pattern.into(), id);
+        self.glob_ids.insert(glob.as_str().into(), id);
+        self.globs.push(glob);
         id
     }
 }

@@ -97,7 +97,7 @@ impl<'s> ScanFrame<'s> {
         let position = match self.found.iter().position(|(scanned, _)| *scanned == id) {
             Some(position) => position,
             None => {
-                self.found.push((id, scan_input(scan, input)));
+                self.found.push((id, scan_input(scan, input)?));
                 self.found.len() - 1
             }
         };
@@ -127,7 +127,7 @@ impl Scans {
             if !readable(scan.view, input) {
                 return None;
             }
-            lists += choose(chosen, scan, &scan_input(scan, input));
+            lists += choose(chosen, scan, &scan_input(scan, input)?);
         }
         sort_into_set_order(chosen, lists);
         Some(())
@@ -166,19 +166,22 @@ fn readable(view: View, input: ScanInput<'_>) -> bool {
     }
 }
 
-fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Scanned {
+/// What the scan finds in a field it can read; `None` when its regex set cannot be built, and
+/// its rules must run.
+fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Option<Scanned> {
     let found = match (&scan.matcher, input) {
         (Matcher::Regexes(set), ScanInput::Text(text)) => {
+            let set = set.get()?;
             let text = viewed(scan.view, text);
             // Most calls match nothing: a plain match stops early and settles that.
             if !set.is_match(&text) {
-                return Scanned::Nothing;
+                return Some(Scanned::Nothing);
             }
             set.matches(&text)
         }
         (Matcher::Literal(literal), ScanInput::Text(text)) => {
             if !literal.matches(&viewed(scan.view, text)) {
-                return Scanned::Nothing;
+                return Some(Scanned::Nothing);
             }
             Found::from_slice(&[0])
         }
@@ -190,11 +193,11 @@ fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Scanned {
         }
         _ => Found::new(),
     };
-    if found.is_empty() {
+    Some(if found.is_empty() {
         Scanned::Nothing
     } else {
         Scanned::Found(found)
-    }
+    })
 }
 
 /// The text a scan reads: a path field's as `path(field)` normalizes it.

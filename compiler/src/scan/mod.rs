@@ -14,7 +14,7 @@ mod frame;
 mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
-pub use regex_set::RegexSet;
+pub use regex_set::{LazyRegexSet, RegexSet};
 
 use std::sync::Arc;
 
@@ -56,8 +56,9 @@ pub type Found = smallvec::SmallVec<[u32; 4]>;
 /// How a scan finds which of its patterns a field matches.
 #[derive(Debug)]
 pub enum Matcher {
-    /// Regexes over a string (boxed: the automata and their caches are most of a kilobyte).
-    Regexes(Box<RegexSet>),
+    /// Regexes over a string, built on first use (boxed: the automata and their caches are
+    /// most of a kilobyte).
+    Regexes(Box<LazyRegexSet>),
     /// The one literal test of its field, answered by comparing bytes: an automaton for one
     /// literal would only add the cost of running it.
     Literal(Literal),
@@ -180,20 +181,10 @@ impl Scans {
         }
         // Every group is scanned, even one of a single test: a plan whose scans settle all its
         // rules decides a call without running any of them.
-        let groups: Vec<(Group, Patterns)> = groups.into_iter().collect();
-        // Regex sets are most of the build, and independent of each other.
-        let matchers = crate::parallel::map(
-            &groups,
-            2,
-            || (),
-            |(), (key, patterns)| matcher(key.2.1, patterns),
-        );
         let mut scans = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
-        for ((key, patterns), matcher) in groups.into_iter().zip(matchers) {
-            let Some(matcher) = matcher else {
-                continue;
-            };
+        for (key, patterns) in groups {
+            let matcher = matcher(key.2.1, &patterns);
             let rules: Vec<Vec<u32>> = patterns.into_iter().map(|(_, rules)| rules).collect();
             let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
             all_rules.sort_unstable();
@@ -242,6 +233,20 @@ impl Scans {
             .is_some_and(|&settled| settled)
     }
 
+    /// Builds every regex set now, side by side, rather than on the call that first needs
+    /// it: a server loading a set for many calls keeps that cost off them.
+    pub fn warm(&self) {
+        let sets: Vec<&LazyRegexSet> = self
+            .scans
+            .iter()
+            .filter_map(|scan| match &scan.matcher {
+                Matcher::Regexes(set) => Some(&**set),
+                _ => None,
+            })
+            .collect();
+        crate::parallel::map(&sets, 2, || (), |(), set| set.get().is_some());
+    }
+
     pub fn guard(&self, rule: u32) -> Option<Guard> {
         self.guards.get(rule as usize).copied().flatten()
     }
@@ -254,17 +259,17 @@ impl Scans {
     }
 }
 
-/// The matcher of one group's patterns; `None` when its regex set would exceed
-/// [`SET_SIZE_LIMIT`], and its rules simply run unguarded.
-fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
+/// The matcher of one group's patterns. A regex set is built when a call first scans its
+/// field; one that would exceed [`SET_SIZE_LIMIT`] is not, and its rules simply run unguarded.
+fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Matcher {
     match view {
-        View::Members => Some(Matcher::Members(
+        View::Members => Matcher::Members(
             patterns
                 .iter()
                 .enumerate()
                 .map(|(index, (literal, _))| (literal.text.clone(), index as u32))
                 .collect(),
-        )),
+        ),
         View::Text | View::Path => {
             if let [
                 (
@@ -276,10 +281,13 @@ fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
                 ),
             ] = patterns
             {
-                return Some(Matcher::Literal(literal.clone()));
+                return Matcher::Literal(literal.clone());
             }
-            let hirs: Option<Vec<&Hir>> = patterns.iter().map(|(p, _)| p.hir.as_deref()).collect();
-            RegexSet::new(&hirs?, SET_SIZE_LIMIT).map(|set| Matcher::Regexes(Box::new(set)))
+            let patterns = patterns
+                .iter()
+                .map(|(p, _)| (p.text.clone(), p.hir.clone()))
+                .collect();
+            Matcher::Regexes(Box::new(LazyRegexSet::new(patterns, SET_SIZE_LIMIT)))
         }
     }
 }
@@ -445,7 +453,7 @@ fn first_test(
                 (string_fact(subject)?, View::Text),
                 Pattern {
                     text: regex.as_str().to_string(),
-                    hir: Some(regex.hir().clone()),
+                    hir: regex.parsed().cloned(),
                     literal: None,
                 },
             )

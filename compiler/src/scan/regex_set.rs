@@ -8,6 +8,7 @@
 
 use std::borrow::Borrow;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::nfa::thompson::pikevm::{Cache as VmCache, PikeVM};
@@ -128,6 +129,54 @@ impl RegexSet {
         let matched = found.iter().map(|pattern| pattern.as_u32()).collect();
         found.clear();
         matched
+    }
+}
+
+/// A scan's regex set, built the first time a call reads its field: a call runs the scans of
+/// its own tool only, so a program loaded for one call (a hook) builds few of its sets.
+pub struct LazyRegexSet {
+    /// Each pattern's text, and its syntax tree when it is at hand; the text is parsed when it
+    /// is not (a program read back from the cache).
+    patterns: Vec<(String, Option<Arc<Hir>>)>,
+    size_limit: usize,
+    set: OnceLock<Option<RegexSet>>,
+}
+
+impl LazyRegexSet {
+    pub fn new(patterns: Vec<(String, Option<Arc<Hir>>)>, size_limit: usize) -> LazyRegexSet {
+        LazyRegexSet {
+            patterns,
+            size_limit,
+            set: OnceLock::new(),
+        }
+    }
+
+    /// The set; `None` when a pattern does not parse or the automaton would exceed the size
+    /// limit: the scan then decides nothing, and its rules run.
+    pub fn get(&self) -> Option<&RegexSet> {
+        self.set
+            .get_or_init(|| {
+                let hirs: Option<Vec<Arc<Hir>>> = self
+                    .patterns
+                    .iter()
+                    .map(|(text, hir)| match hir {
+                        Some(hir) => Some(hir.clone()),
+                        None => regex_syntax::parse(text).ok().map(Arc::new),
+                    })
+                    .collect();
+                let hirs: Vec<&Hir> = hirs.as_deref()?.iter().map(|hir| &**hir).collect();
+                RegexSet::new(&hirs, self.size_limit)
+            })
+            .as_ref()
+    }
+}
+
+impl fmt::Debug for LazyRegexSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyRegexSet")
+            .field("patterns", &self.patterns.len())
+            .field("built", &self.set.get().is_some())
+            .finish()
     }
 }
 
@@ -294,5 +343,23 @@ mod tests {
     fn a_set_that_does_not_fit_its_limit_is_not_built() {
         assert!(set(&[r"\w{1000}"], 1 << 16).is_none());
         assert!(set(&[r"\w{10}"], 1 << 24).is_some());
+    }
+
+    /// A lazy set parses the patterns it has only as text, and gives up on one that is no
+    /// regex (a stored program that was altered) rather than fail the call.
+    #[test]
+    fn a_lazy_set_builds_on_first_use_from_text_or_tree() {
+        let tree = regex_syntax::parse("^git ").ok().map(std::sync::Arc::new);
+        let lazy = super::LazyRegexSet::new(
+            vec![("rm -rf".into(), None), ("^git ".into(), tree)],
+            1 << 24,
+        );
+        assert!(lazy.set.get().is_none());
+        assert_eq!(
+            lazy.get().map(|s| s.matches("git rm -rf x").to_vec()),
+            Some(vec![0, 1])
+        );
+        let broken = super::LazyRegexSet::new(vec![("(".into(), None)], 1 << 24);
+        assert!(broken.get().is_none());
     }
 }

@@ -14,7 +14,7 @@ use super::command::SimpleCommand;
 use super::normalize::resolve;
 
 /// Which operands an effect applies to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Operands {
     /// Every operand.
     All,
@@ -88,7 +88,7 @@ impl Operands {
 }
 
 /// One row of the table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct EffectRow {
     pub commands: Vec<String>,
     pub subcommands: Vec<String>,

@@ -8,6 +8,7 @@
 //! network or runs other code; `shell(...)` in the language gives each command as a part record.
 
 mod command;
+pub mod effect_table_rows;
 mod effects;
 mod extract;
 mod fast;

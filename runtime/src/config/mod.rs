@@ -3,7 +3,10 @@
 //! The CLI, the runtime's builder and every integration read it through this module, so they
 //! all evaluate the same chain (lang-spec/config.md).
 
+mod cache;
 mod parse;
+
+pub use cache::{CacheUse, PolicyCache};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -199,14 +202,28 @@ impl Config {
     /// compiling is most of its time.
     pub fn chain(&self, backend: Backend) -> Result<Chain, ConfigError> {
         let sources = self.set_sources()?;
-        let loaded: Vec<Result<LoadedPolicy, ConfigError>> = std::thread::scope(|scope| {
+        let compiled = self.compile_sets(&sources, backend)?;
+        let mut chain = Chain::new();
+        for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
+            chain.push(scope, Arc::new(policy));
+        }
+        Ok(chain)
+    }
+
+    /// Each set compiled, with the files it was compiled from; the first error, in chain order.
+    fn compile_sets(
+        &self,
+        sources: &[(SetSource, Scope)],
+        backend: Backend,
+    ) -> Result<Vec<CompiledSet>, ConfigError> {
+        let loaded: Vec<Result<CompiledSet, ConfigError>> = std::thread::scope(|scope| {
             let workers: Vec<_> = sources
                 .iter()
-                .map(|(source, _)| scope.spawn(move || load_set(source, backend)))
+                .map(|(source, _)| scope.spawn(move || compile_set(source, backend)))
                 .collect();
             workers
                 .into_iter()
-                .zip(&sources)
+                .zip(sources)
                 .map(|(worker, (source, _))| {
                     worker.join().unwrap_or_else(|_| {
                         Err(ConfigError::Unreadable(
@@ -217,11 +234,7 @@ impl Config {
                 })
                 .collect()
         });
-        let mut chain = Chain::new();
-        for ((_, scope), policy) in sources.into_iter().zip(loaded) {
-            chain.push(scope, Arc::new(policy?));
-        }
-        Ok(chain)
+        loaded.into_iter().collect()
     }
 
     /// Fills the context fields the host did not send (absent or `null`) from their sources.
@@ -259,18 +272,28 @@ impl Config {
 
 /// Compiles one set; its errors come back with the texts they point into.
 pub fn load_set(source: &SetSource, backend: Backend) -> Result<LoadedPolicy, ConfigError> {
-    let compiled = Database::default()
+    compile_set(source, backend).map(|(policy, _)| policy)
+}
+
+/// A compiled set, and the files (with their texts) it was compiled from.
+type CompiledSet = (LoadedPolicy, Vec<(String, String)>);
+
+/// Compiles one set, and says which files it was compiled from.
+fn compile_set(source: &SetSource, backend: Backend) -> Result<CompiledSet, ConfigError> {
+    let mut compiled = Database::default()
         .load(source)
         .map_err(|e| ConfigError::Unreadable(source.name.clone(), e.to_string()))?;
     let sources = compiled.sources.clone();
-    LoadedPolicy::from_compiled(compiled, backend).map_err(|error| match error {
+    let inputs = std::mem::take(&mut compiled.inputs);
+    let policy = LoadedPolicy::from_compiled(compiled, backend).map_err(|error| match error {
         PolicyError::Compile { name, errors } => ConfigError::Invalid {
             summary: format!("policy set `{name}` does not compile"),
             diagnostics: errors,
             sources,
         },
         other => ConfigError::Unreadable(source.name.clone(), other.to_string()),
-    })
+    })?;
+    Ok((policy, inputs))
 }
 
 fn invalid(path: &str, text: &str, diagnostics: Vec<Diagnostic>) -> ConfigError {

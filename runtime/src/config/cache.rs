@@ -1,0 +1,248 @@
+//! The compiled-policy cache. A hook is one process per tool call, and compiling the default
+//! chain is most of such a process's time; so the chain's lowered programs are stored in one
+//! file per configuration, and read back while nothing they were compiled from has changed.
+//!
+//! A stored chain is used only when every input is as it was: the format and the binary that
+//! wrote it, the configuration's text, the files each set is made of (a directory that gains a
+//! file is a new set), and every file compiled into it, imports and schemas included, compared
+//! by a hash of its text. Anything else (a missing, truncated, corrupt or stale file) is
+//! rebuilt from the sources and written anew, never trusted. Writes go to a temporary file that
+//! is renamed into place, so a reader sees an old file or a whole new one.
+//!
+//! The cache is as trusted as the configuration itself: both live where the user (and so the
+//! agent) can write. A guard that matters protects its configuration, hooks and this directory
+//! alike (lang-spec/hooks.md).
+
+use std::hash::Hasher;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use siphasher::sip128::{Hasher128, SipHasher13};
+use sluice_compiler::executable::Executable;
+use sluice_compiler::ir::{Program, stored_types};
+use sluice_compiler::jit::Backend;
+use sluice_compiler::load::SetSource;
+
+use super::{Config, ConfigError};
+use crate::chain::Chain;
+use crate::policy::LoadedPolicy;
+use crate::registry::Scope;
+
+/// The first bytes of every cache file.
+const MAGIC: &[u8; 8] = b"SLUICEPC";
+
+/// The layout of what follows the magic (a checksum of the payload, then the payload); a file
+/// of another format is rebuilt.
+const FORMAT: u32 = 1;
+
+/// Where compiled chains are kept.
+#[derive(Clone, Debug)]
+pub struct PolicyCache {
+    dir: PathBuf,
+}
+
+/// What became of the cache on one load, for `sluice init --check` and the tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheUse {
+    /// The stored chain was current and used.
+    Hit,
+    /// There was none, or it was stale or unreadable: the chain was compiled and stored.
+    Rebuilt,
+    /// The chain was compiled, and storing it failed (a read-only directory, a full disk): the
+    /// next call compiles again.
+    NotStored,
+}
+
+/// One stored set: what it was compiled from, and what it compiled to.
+#[derive(Serialize, Deserialize)]
+struct StoredSet {
+    /// The set's name and files as the configuration's sources named them.
+    source: String,
+    files: Vec<String>,
+    /// Every file compiled into the set, with the hash of its text.
+    inputs: Vec<(String, u128)>,
+    name: String,
+    declared: Vec<String>,
+    program: Program,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    /// The hash of the binary's identity and the configuration's path and text.
+    key: u128,
+    sets: Vec<StoredSet>,
+}
+
+impl PolicyCache {
+    pub fn new(dir: impl Into<PathBuf>) -> PolicyCache {
+        PolicyCache { dir: dir.into() }
+    }
+
+    /// The user's cache: `$SLUICE_CACHE_DIR`, else `$XDG_CACHE_HOME/sluice`, else
+    /// `$HOME/.cache/sluice`; `None` when none of them is set.
+    pub fn for_user() -> Option<PolicyCache> {
+        let var = |name| std::env::var_os(name).filter(|value| !value.is_empty());
+        var("SLUICE_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| var("XDG_CACHE_HOME").map(|dir| PathBuf::from(dir).join("sluice")))
+            .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache/sluice")))
+            .map(PolicyCache::new)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file that holds `config`'s chain: one per configuration file.
+    pub fn file_for(&self, config: &Config) -> PathBuf {
+        let path = std::path::absolute(&config.path).unwrap_or_else(|_| config.path.clone());
+        let name = format!("chain-{:032x}.bin", hash(path.to_string_lossy().as_bytes()));
+        self.dir.join(name)
+    }
+
+    /// `config`'s chain for the interpreter, each set ready for one call: from the cache when
+    /// it is current, else compiled and stored.
+    pub fn chain(&self, config: &Config) -> Result<(Chain, CacheUse), ConfigError> {
+        let sources = config.set_sources()?;
+        let file = self.file_for(config);
+        let key = key(config);
+        if let Some(chain) = read(&file, key, &sources) {
+            return Ok((chain, CacheUse::Hit));
+        }
+        let compiled = config.compile_sets(&sources, Backend::Interp)?;
+        let stored = Stored {
+            key,
+            sets: sources
+                .iter()
+                .zip(&compiled)
+                .map(|((source, _), (policy, inputs))| StoredSet {
+                    source: source.name.clone(),
+                    files: file_names(source),
+                    inputs: inputs
+                        .iter()
+                        .map(|(path, text)| (path.clone(), hash(text.as_bytes())))
+                        .collect(),
+                    name: policy.name.clone(),
+                    declared: policy.declared().map(str::to_string).collect(),
+                    program: Program::clone(policy.executable.program()),
+                })
+                .collect(),
+        };
+        let used = match write(&file, &stored) {
+            Ok(()) => CacheUse::Rebuilt,
+            Err(_) => CacheUse::NotStored,
+        };
+        let mut chain = Chain::new();
+        for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
+            chain.push(scope, Arc::new(policy));
+        }
+        Ok((chain, used))
+    }
+}
+
+/// The stored chain, if the file holds one of this format, for this key and these sources,
+/// and every file compiled into it is unchanged.
+fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain> {
+    let bytes = std::fs::read(file).ok()?;
+    let rest = bytes.strip_prefix(MAGIC.as_slice())?;
+    let (format, rest) = rest.split_first_chunk::<4>()?;
+    if u32::from_le_bytes(*format) != FORMAT {
+        return None;
+    }
+    // A file damaged in place (a disk error, a partial copy) could still read as a program, one
+    // that no compiler made; its checksum tells.
+    let (checksum, payload) = rest.split_first_chunk::<16>()?;
+    if u128::from_le_bytes(*checksum) != hash(payload) {
+        return None;
+    }
+    let stored: Stored = stored_types::with_table(|| postcard::from_bytes(payload)).ok()?;
+    if stored.key != key || stored.sets.len() != sources.len() {
+        return None;
+    }
+    let mut chain = Chain::new();
+    for (set, (source, scope)) in stored.sets.into_iter().zip(sources) {
+        let current = set.source == source.name
+            && set.files == file_names(source)
+            && set
+                .inputs
+                .iter()
+                .all(|(path, stored)| unchanged(path, *stored));
+        if !current {
+            return None;
+        }
+        let executable = Executable::for_one_call(Arc::new(set.program));
+        let policy = LoadedPolicy::from_parts(set.name, executable, set.declared);
+        chain.push(scope.clone(), Arc::new(policy));
+    }
+    Some(chain)
+}
+
+/// Whether the file at `path` (on disk, or built into the binary) still has the text whose
+/// hash is `stored`.
+fn unchanged(path: &str, stored: u128) -> bool {
+    sluice_compiler::load::read_text(Path::new(path))
+        .is_ok_and(|text| hash(text.as_bytes()) == stored)
+}
+
+/// Writes `stored` to a temporary file beside `file`, then renames it into place.
+fn write(file: &Path, stored: &Stored) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let body =
+        stored_types::with_table(|| postcard::to_stdvec(stored)).map_err(std::io::Error::other)?;
+    let temporary = file.with_extension(format!("tmp.{}", std::process::id()));
+    let written = (|| {
+        let mut out = std::fs::File::create(&temporary)?;
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT.to_le_bytes())?;
+        out.write_all(&hash(&body).to_le_bytes())?;
+        out.write_all(&body)?;
+        out.sync_data()?;
+        std::fs::rename(&temporary, file)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// The set's files as its source lists them.
+fn file_names(source: &SetSource) -> Vec<String> {
+    source
+        .files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect()
+}
+
+/// What every stored chain of this configuration depends on beyond its sets' files: the
+/// binary that compiled it (its version, and the file's path, size and modification time, so
+/// that a rebuilt binary does not read what an older one wrote), and the configuration.
+fn key(config: &Config) -> u128 {
+    let mut hasher = SipHasher13::new();
+    hasher.write(env!("CARGO_PKG_VERSION").as_bytes());
+    hasher.write_u32(FORMAT);
+    if let Ok(exe) = std::env::current_exe() {
+        hasher.write(exe.to_string_lossy().as_bytes());
+        if let Ok(meta) = std::fs::metadata(&exe) {
+            hasher.write_u64(meta.len());
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok());
+            hasher.write_u128(modified.map_or(0, |d| d.as_nanos()));
+        }
+    }
+    hasher.write(config.path.to_string_lossy().as_bytes());
+    hasher.write_u8(0);
+    hasher.write(config.text.as_bytes());
+    hasher.finish128().as_u128()
+}
+
+fn hash(bytes: &[u8]) -> u128 {
+    let mut hasher = SipHasher13::new();
+    hasher.write(bytes);
+    hasher.finish128().as_u128()
+}
