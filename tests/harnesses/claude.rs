@@ -23,6 +23,10 @@ fn settings(project: &Project, extra: &str, permissions: Value) {
 
 /// Runs `claude -p` once against a model that asks for `command` in Bash, with Bash allowed.
 pub fn run_claude(project: &Project, command: &str) -> (Output, FakeModel) {
+    run_claude_with(project, command, &["--allowedTools", "Bash"])
+}
+
+fn run_claude_with(project: &Project, command: &str, flags: &[&str]) -> (Output, FakeModel) {
     let binary = harness_binary(BINARY).unwrap();
     let model = FakeModel::start(
         Api::Anthropic,
@@ -40,7 +44,7 @@ pub fn run_claude(project: &Project, command: &str) -> (Output, FakeModel) {
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .args(["-p", "run the command", "--output-format", "json"])
-        .args(["--allowedTools", "Bash"]));
+        .args(flags));
     (output, model)
 }
 
@@ -101,4 +105,60 @@ fn claude_own_permissions_apply_when_sluice_delegates() {
     if installed() {
         scenarios::own_permissions_hold_when_sluice_delegates("claude", &session_denying_touch);
     }
+}
+
+/// Only a `PermissionRequest` hook, and Bash not allowed: Claude Code would ask, has no one to
+/// ask in print mode, and asks the hook instead. What the chain allows runs; what it denies does
+/// not, and the model is told the rule.
+#[test]
+fn claude_permission_request_is_answered_by_the_chain() {
+    if !installed() {
+        return;
+    }
+    let settings = |project: &Project| {
+        let hook = json!([{ "matcher": "*", "hooks": [{
+            "type": "command", "command": project.hook_command("claude", ""), "timeout": 20 }] }]);
+        project.write(
+            ".claude/settings.json",
+            &json!({ "hooks": { "PermissionRequest": hook } }).to_string(),
+        );
+    };
+    // Claude Code runs read-only commands without asking, so the allowed command writes, and a
+    // set of the project's own, in front of the starter's, allows it.
+    let allowed = Project::new("claude-permission-allow");
+    settings(&allowed);
+    allowed.write(
+        "policies/team/team.sluice",
+        "policy team\n\ntool bash { command: string }\n\nprecheck allow_making on bash\n  when args.command == \"touch made.txt\"\n  => allow\n",
+    );
+    let starter = std::fs::read_to_string(allowed.config()).unwrap();
+    allowed.write(
+        "sluice.toml",
+        &format!("[[policy]]\nset = \"policies/team\"\n\n{starter}"),
+    );
+    let (output, _model) = run_claude_with(&allowed, "touch made.txt", &[]);
+    let answers = allowed.answers();
+    assert!(
+        answers.contains("\"hookEventName\":\"PermissionRequest\"")
+            && answers.contains("\"behavior\":\"allow\""),
+        "answers:\n{answers}\n{}",
+        crate::text(&output)
+    );
+    assert!(
+        allowed.root.join("made.txt").exists(),
+        "{}",
+        crate::text(&output)
+    );
+
+    let denied = Project::new("claude-permission-deny");
+    settings(&denied);
+    let victim = denied.victim();
+    let (output, model) = run_claude_with(&denied, "find . -delete", &[]);
+    assert!(victim.join("keep.txt").exists(), "{}", crate::text(&output));
+    let answers = denied.answers();
+    assert!(
+        answers.contains("\"behavior\":\"deny\"") && answers.contains("deny_deleting_roots"),
+        "answers:\n{answers}\nmodel saw:\n{}",
+        model.tool_results()
+    );
 }
