@@ -108,10 +108,13 @@ impl PolicyCache {
         let sources = config.set_sources()?;
         let file = self.file_for(config);
         let key = key(config);
-        if let Some(chain) = read(&file, key, &sources) {
+        if let Some(chain) = key.and_then(|key| read(&file, key, &sources)) {
             return Ok((chain, CacheUse::Hit));
         }
         let compiled = config.compile_sets(&sources, Backend::Interp)?;
+        let Some(key) = key else {
+            return Ok((chain_of(sources, compiled), CacheUse::NotStored));
+        };
         let stored = Stored {
             key,
             sets: sources
@@ -134,12 +137,16 @@ impl PolicyCache {
             Ok(()) => CacheUse::Rebuilt,
             Err(_) => CacheUse::NotStored,
         };
-        let mut chain = Chain::new();
-        for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
-            chain.push(scope, Arc::new(policy));
-        }
-        Ok((chain, used))
+        Ok((chain_of(sources, compiled), used))
     }
+}
+
+fn chain_of(sources: Vec<(SetSource, Scope)>, compiled: Vec<super::CompiledSet>) -> Chain {
+    let mut chain = Chain::new();
+    for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
+        chain.push(scope, Arc::new(policy));
+    }
+    chain
 }
 
 /// The stored chain, if the file holds one of this format, for this key and these sources,
@@ -179,11 +186,12 @@ fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain>
     Some(chain)
 }
 
-/// Whether the file at `path` (on disk, or built into the binary) still has the text whose
-/// hash is `stored`.
+/// Whether the file at `path` still has the text whose hash is `stored`. A built-in file is
+/// part of the binary, which the key already names: only the files on disk are read again.
 fn unchanged(path: &str, stored: u128) -> bool {
-    sluice_compiler::load::read_text(Path::new(path))
-        .is_ok_and(|text| hash(text.as_bytes()) == stored)
+    path.starts_with(sluice_compiler::builtin::PREFIX)
+        || sluice_compiler::load::read_text(Path::new(path))
+            .is_ok_and(|text| hash(text.as_bytes()) == stored)
 }
 
 /// Writes `stored` to a temporary file beside `file`, then renames it into place.
@@ -219,26 +227,27 @@ fn file_names(source: &SetSource) -> Vec<String> {
 
 /// What every stored chain of this configuration depends on beyond its sets' files: the
 /// binary that compiled it (its version, and the file's path, size and modification time, so
-/// that a rebuilt binary does not read what an older one wrote), and the configuration.
-fn key(config: &Config) -> u128 {
+/// that a rebuilt binary, with other built-in sets or another compiler, does not read what an
+/// older one wrote), and the configuration. `None` when the binary cannot be told apart from
+/// another: then nothing is read or stored.
+fn key(config: &Config) -> Option<u128> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
     let mut hasher = SipHasher13::new();
     hasher.write(env!("CARGO_PKG_VERSION").as_bytes());
     hasher.write_u32(FORMAT);
-    if let Ok(exe) = std::env::current_exe() {
-        hasher.write(exe.to_string_lossy().as_bytes());
-        if let Ok(meta) = std::fs::metadata(&exe) {
-            hasher.write_u64(meta.len());
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok());
-            hasher.write_u128(modified.map_or(0, |d| d.as_nanos()));
-        }
-    }
+    hasher.write(exe.to_string_lossy().as_bytes());
+    hasher.write_u64(meta.len());
+    hasher.write_u128(modified.as_nanos());
     hasher.write(config.path.to_string_lossy().as_bytes());
     hasher.write_u8(0);
     hasher.write(config.text.as_bytes());
-    hasher.finish128().as_u128()
+    Some(hasher.finish128().as_u128())
 }
 
 fn hash(bytes: &[u8]) -> u128 {

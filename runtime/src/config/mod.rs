@@ -276,7 +276,7 @@ pub fn load_set(source: &SetSource, backend: Backend) -> Result<LoadedPolicy, Co
 }
 
 /// A compiled set, and the files (with their texts) it was compiled from.
-type CompiledSet = (LoadedPolicy, Vec<(String, String)>);
+pub(crate) type CompiledSet = (LoadedPolicy, Vec<(String, String)>);
 
 /// Compiles one set, and says which files it was compiled from.
 fn compile_set(source: &SetSource, backend: Backend) -> Result<CompiledSet, ConfigError> {
