@@ -6,31 +6,10 @@
 #
 #   tests/harnesses/bench.sh            # builds what is missing, then measures
 #
-# safe-chains installs as shipped. dcg 0.16.0 does not: a crate its lock file names is gone from
-# the registry and a newer dependency needs a newer rustc. It builds from its unpacked crate once
-# webpki-roots is pinned back and its nightly toolchain files are removed.
+# How the peers are built: tests/harnesses/peers.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PEERS="${SLUICE_PEERS:-$HOME/.cache/sluice-peers}"
-mkdir -p "$PEERS"
-
-if [ ! -x "$PEERS/safe-chains/bin/safe-chains" ]; then
-  cargo install safe-chains --locked --root "$PEERS/safe-chains"
-fi
-
-DCG="$PEERS/dcg/target/release/dcg"
-if [ ! -x "$DCG" ]; then
-  work="$PEERS/fetch"
-  mkdir -p "$work/src"
-  printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ndestructive_command_guard = "=0.16.0"\n' >"$work/Cargo.toml"
-  : >"$work/src/lib.rs"
-  (cd "$work" && cargo fetch --quiet)
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/destructive_command_guard-0.16.0 | head -1)
-  rm -rf "$PEERS/dcg"
-  cp -r "$src" "$PEERS/dcg"
-  rm -f "$PEERS/dcg/.cargo/config.toml" "$PEERS/dcg/rust-toolchain.toml" "$PEERS/dcg/rust-toolchain"
-  (cd "$PEERS/dcg" && cargo update -p webpki-roots --precise 1.0.10 && cargo build --release --locked --ignore-rust-version)
-fi
+. tests/harnesses/peers.sh
 
 cargo build --release --quiet
 SLUICE="$PWD/target/release/sluice"
@@ -51,7 +30,7 @@ for kind in everyday destructive; do
   hyperfine --warmup 5 --runs "${RUNS:-50}" --export-json "$project/$kind.json.out" \
     -n "sluice" "$SLUICE hook claude < $kind.json" \
     -n "dcg" "$DCG < $kind.json" \
-    -n "safe-chains" "$PEERS/safe-chains/bin/safe-chains < $kind.json" >/dev/null
+    -n "safe-chains" "$SAFE_CHAINS < $kind.json" >/dev/null
   # Medians, and each as a multiple of the fastest: these machines are noisy.
   python3 - "$project/$kind.json.out" "$kind" <<'PY'
 import json, sys
