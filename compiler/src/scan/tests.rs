@@ -1,0 +1,99 @@
+//! The field scans' patterns, as built and as matched, and which groups get a set.
+
+use super::{Builtin, MAX_SET_PATTERNS, Pattern, Scans, literal_pattern, under_pattern};
+
+/// A program with `rules` gates on one field, each testing it for its own regex.
+fn gates_on_one_field(rules: usize) -> Scans {
+    let mut text = String::from("tool t { s: string }\n");
+    for i in 0..rules {
+        text.push_str(&format!(
+            "gate g{i} on t when args.s matches r\"k{i}[0-9]{{3}}\" => \"no\"\n"
+        ));
+    }
+    let compiled =
+        crate::db::Database::default().compile_texts("t", vec![("t.sluice".into(), text)]);
+    let Some(program) = compiled.program else {
+        unreachable!("{:#?}", compiled.diagnostics)
+    };
+    Scans::build(&program)
+}
+
+/// A field tested for a few regexes is scanned once for all of them; one tested for many
+/// leaves each rule to its own regex.
+#[test]
+fn a_group_of_many_regexes_is_not_scanned_as_one_set() {
+    assert_eq!(gates_on_one_field(3).scans.len(), 1);
+    assert_eq!(gates_on_one_field(MAX_SET_PATTERNS).scans.len(), 1);
+    let many = gates_on_one_field(MAX_SET_PATTERNS + 1);
+    assert!(many.scans.is_empty());
+    assert!(many.guards.iter().all(Option::is_none));
+}
+
+/// A pattern for every literal test of every needle, and for `under` of a few directories.
+fn patterns() -> Vec<Pattern> {
+    let needles = [
+        "",
+        "rm -rf",
+        "a.b*c",
+        "(x|y)",
+        "^$",
+        "ünï",
+        "\\d{3}",
+        "/secret/1",
+    ];
+    let builtins = [Builtin::StartsWith, Builtin::EndsWith, Builtin::Contains];
+    needles
+        .iter()
+        .flat_map(|needle| builtins.map(|builtin| literal_pattern(builtin, needle)))
+        .chain(["/", "/etc", "/a b/c.d"].map(under_pattern))
+        .map(|pattern| pattern.unwrap_or_else(|| unreachable!("every test above is scannable")))
+        .collect()
+}
+
+/// A pattern's syntax tree, built without parsing, is the tree its text parses to: the text
+/// tells tests apart, the tree is what the scan runs.
+#[test]
+fn a_built_pattern_is_what_its_text_parses_to() {
+    for pattern in patterns() {
+        let parsed = regex_syntax::parse(&pattern.text).ok();
+        assert_eq!(parsed.as_ref(), pattern.hir.as_deref(), "{}", pattern.text);
+    }
+}
+
+/// A scan of one literal test compares bytes instead of running the pattern's regex, and
+/// must answer as the regex would.
+#[test]
+fn a_literal_matches_what_its_pattern_matches() {
+    let texts = [
+        "",
+        "/",
+        "/etc",
+        "/etc/passwd",
+        "/etcetera",
+        "/a b/c.d/e",
+        "rm -rf /",
+        "sudo rm -rf",
+        "xa.b*cx",
+        "(x|y)",
+        "^$",
+        "ünï ünï",
+        "\\d{3}",
+        "/secret/1/key",
+        "/secret/12",
+    ];
+    for pattern in patterns() {
+        let Some(literal) = &pattern.literal else {
+            unreachable!("a literal test's pattern keeps its literal");
+        };
+        let regex = regex::Regex::new(&pattern.text).ok();
+        for text in texts {
+            let expected = regex.as_ref().map(|regex| regex.is_match(text));
+            assert_eq!(
+                Some(literal.matches(text)),
+                expected,
+                "{} on {text:?}",
+                pattern.text
+            );
+        }
+    }
+}
