@@ -44,7 +44,7 @@ allowed_hosts = ["example.com"]
 EOF
 
 python3 - "$PWD/tests/shell_suite" "$work" "$SLUICE" "$DCG" "$SAFE_CHAINS" "$PWD/target/shell-suite-compare.tsv" <<'PY'
-import json, subprocess, sys, tomllib
+import json, os, subprocess, sys, tomllib
 from concurrent.futures import ThreadPoolExecutor
 
 suite, work, sluice, dcg, safe_chains, report = sys.argv[1:7]
@@ -62,8 +62,10 @@ def answer(argv, case):
         "tool_input": {"command": case["command"]}, "tool_use_id": "toolu_1",
     }
     try:
+        # As Claude Code runs every hook: with the project's directory in CLAUDE_PROJECT_DIR.
+        env = dict(os.environ, CLAUDE_PROJECT_DIR="/home/dev/project")
         run = subprocess.run(argv, input=json.dumps(event).encode(), capture_output=True,
-                             timeout=60, cwd=work)
+                             timeout=60, cwd=work, env=env)
     except subprocess.TimeoutExpired:
         return "timeout"
     if run.returncode == 2:
