@@ -506,88 +506,101 @@ impl<'p> Evaluator<'p> {
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let rules = self.applicable(
+        let mut rules = self.applicable(
             RuleKind::Postcheck,
             self.program.dispatch.resolve(call.tool),
         );
-        for rule in rules {
+        // The result's fields are read, and scanned, once for every rule until one rewrites
+        // the result; the rules after it read the rewritten result.
+        'reading: loop {
             let result_json = current.to_json();
             let roots = self.roots(call, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
-            let mut native = Native::Unmade;
             let mut scan = self.scans.map(ScanFrame::new);
-            let mut evaluation = Evaluation::new(self.program, rule, &facts);
-            let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
-                if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
-                    return Ok(None);
-                }
-                let mut changes = Vec::new();
-                for effect in &rule.effects {
-                    changes.push(match effect {
-                        EffectIr::ReplaceContent(e) => AppliedEffect::Content(evaluation.text(*e)?),
-                        EffectIr::ReplaceValue(e) => {
-                            AppliedEffect::Value(evaluation.eval(*e)?.to_json())
+            for rule in rules.by_ref() {
+                let mut native = Native::Unmade;
+                let mut evaluation = Evaluation::new(self.program, rule, &facts);
+                let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
+                    if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
+                        return Ok(None);
+                    }
+                    let mut changes = Vec::new();
+                    for effect in &rule.effects {
+                        changes.push(match effect {
+                            EffectIr::ReplaceContent(e) => {
+                                AppliedEffect::Content(evaluation.text(*e)?)
+                            }
+                            EffectIr::ReplaceValue(e) => {
+                                AppliedEffect::Value(evaluation.eval(*e)?.to_json())
+                            }
+                            EffectIr::Attach(e) => AppliedEffect::Attach(evaluation.text(*e)?),
+                            EffectIr::Fail { message, context } => AppliedEffect::Fail(Failure {
+                                message: evaluation.text(*message)?,
+                                context: match context {
+                                    Some(c) => Some(evaluation.text(*c)?),
+                                    None => None,
+                                },
+                            }),
+                            _ => AppliedEffect::Accept,
+                        });
+                    }
+                    Ok(Some(changes))
+                })();
+                let changes = match applied {
+                    Ok(None) => continue,
+                    Ok(Some(changes)) => changes,
+                    Err(error) => {
+                        let message = format!(
+                            "policy error in post-check `{}`: {}",
+                            rule.meta.name, error.message
+                        );
+                        errors.push(EvalFailure {
+                            rule: rule.meta.clone(),
+                            error: error.message,
+                        });
+                        vec![AppliedEffect::Fail(Failure {
+                            message,
+                            context: None,
+                        })]
+                    }
+                };
+                let mut rewritten = false;
+                outcome.applied.push(rule.meta.clone());
+                outcome.steps.push(PostcheckStep {
+                    rule: rule.meta.clone(),
+                    effects: changes.clone(),
+                });
+                for change in changes {
+                    match change {
+                        AppliedEffect::Accept => {}
+                        AppliedEffect::Content(c) => {
+                            rewritten |= c != current.content;
+                            current.content = c;
+                            outcome.outcome = PostcheckKind::Rewritten;
                         }
-                        EffectIr::Attach(e) => AppliedEffect::Attach(evaluation.text(*e)?),
-                        EffectIr::Fail { message, context } => AppliedEffect::Fail(Failure {
-                            message: evaluation.text(*message)?,
-                            context: match context {
-                                Some(c) => Some(evaluation.text(*c)?),
-                                None => None,
-                            },
-                        }),
-                        _ => AppliedEffect::Accept,
-                    });
+                        AppliedEffect::Value(v) => {
+                            rewritten |= v != current.value;
+                            current.value = v;
+                            outcome.outcome = PostcheckKind::Rewritten;
+                        }
+                        AppliedEffect::Attach(a) => {
+                            outcome.attached.push(a);
+                            outcome.outcome = PostcheckKind::Rewritten;
+                        }
+                        AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
+                    }
                 }
-                Ok(Some(changes))
-            })();
-            let changes = match applied {
-                Ok(None) => continue,
-                Ok(Some(changes)) => changes,
-                Err(error) => {
-                    let message = format!(
-                        "policy error in post-check `{}`: {}",
-                        rule.meta.name, error.message
-                    );
-                    errors.push(EvalFailure {
-                        rule: rule.meta.clone(),
-                        error: error.message,
-                    });
-                    vec![AppliedEffect::Fail(Failure {
-                        message,
-                        context: None,
-                    })]
+                if outcome.failure.is_some() {
+                    outcome.outcome = PostcheckKind::Fail;
+                    // A failure exposes only the context the failing rule gave.
+                    outcome.attached.clear();
+                    break 'reading;
                 }
-            };
-            outcome.applied.push(rule.meta.clone());
-            outcome.steps.push(PostcheckStep {
-                rule: rule.meta.clone(),
-                effects: changes.clone(),
-            });
-            for change in changes {
-                match change {
-                    AppliedEffect::Accept => {}
-                    AppliedEffect::Content(c) => {
-                        current.content = c;
-                        outcome.outcome = PostcheckKind::Rewritten;
-                    }
-                    AppliedEffect::Value(v) => {
-                        current.value = v;
-                        outcome.outcome = PostcheckKind::Rewritten;
-                    }
-                    AppliedEffect::Attach(a) => {
-                        outcome.attached.push(a);
-                        outcome.outcome = PostcheckKind::Rewritten;
-                    }
-                    AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
+                if rewritten {
+                    continue 'reading;
                 }
             }
-            if outcome.failure.is_some() {
-                outcome.outcome = PostcheckKind::Fail;
-                // A failure exposes only the context the failing rule gave.
-                outcome.attached.clear();
-                break;
-            }
+            break;
         }
         outcome.status = match (&outcome.failure, current.status) {
             (Some(_), Status::Ok) => Status::Error,

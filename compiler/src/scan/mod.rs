@@ -11,9 +11,11 @@
 //! test (`"admin" in agent.labels`) by looking each string of the list up in one hash map.
 
 mod frame;
+mod prefixes;
 mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
+pub use prefixes::LazyPrefixes;
 pub use regex_set::{LazyRegexSet, RegexSet};
 
 use std::sync::Arc;
@@ -32,7 +34,8 @@ const SET_SIZE_LIMIT: usize = 1 << 24;
 /// The most regexes one set scans for. A set of many (the secrets set's eighty families over a
 /// tool's output) makes a lazy DFA whose states multiply with the text until it thrashes: it ran
 /// at about 6 MiB/s, where each regex alone, skipping ahead to its own literal prefix, ran the
-/// whole group over the same text ten to twenty times faster (`benches/redaction.rs`).
+/// whole group over the same text ten to twenty times faster (`benches/redaction.rs`). A larger
+/// group is scanned for its regexes' prefixes ([`LazyPrefixes`]).
 const MAX_SET_PATTERNS: usize = 16;
 
 /// Which scan answers a rule's first test, and which pattern of it.
@@ -70,6 +73,16 @@ pub enum Matcher {
     Literal(Literal),
     /// Literals, each a pattern, looked up for every string of a list.
     Members(FxHashMap<String, u32>),
+    /// Many regexes over a string, narrowed by their literal prefixes: it finds the patterns
+    /// that may match, so it only ever rules rules out.
+    Prefixes(Box<LazyPrefixes>),
+}
+
+impl Matcher {
+    /// Whether what it finds is what matches; a prefix scan finds what may.
+    fn exact(&self) -> bool {
+        !matches!(self, Matcher::Prefixes(_))
+    }
 }
 
 /// A literal test of a string, as its one pattern matches it.
@@ -188,6 +201,7 @@ impl Scans {
         // Every group is scanned, even one of a single test: a plan whose scans settle all its
         // rules decides a call without running any of them.
         let mut scans = Vec::new();
+        let mut exact = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
         for (key, patterns) in groups {
             let Some(matcher) = matcher(key.2.1, &patterns) else {
@@ -197,6 +211,7 @@ impl Scans {
             let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
             all_rules.sort_unstable();
             scan_of.insert(key.clone(), scans.len() as u32);
+            exact.push(matcher.exact());
             scans.push(Scan {
                 slot: key.2.0,
                 view: key.2.1,
@@ -210,10 +225,12 @@ impl Scans {
             .map(|test| {
                 let (key, pattern, whole) = test?;
                 let scan = *scan_of.get(&key)?;
+                // A scan that finds what may match decides a test only when it finds nothing.
+                let exact = exact.get(scan as usize).copied().unwrap_or(false);
                 Some(Guard {
                     scan,
                     pattern,
-                    whole,
+                    whole: whole && exact,
                 })
             })
             .collect();
@@ -269,7 +286,7 @@ impl Scans {
 
 /// The matcher of one group's patterns. A regex set is built when a call first scans its
 /// field; one that would exceed [`SET_SIZE_LIMIT`] is not, and its rules simply run unguarded.
-/// So do the rules of a group of more than [`MAX_SET_PATTERNS`] regexes (`None`).
+/// A group of more than [`MAX_SET_PATTERNS`] regexes is narrowed by their prefixes instead.
 fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
     match view {
         View::Members => Some(Matcher::Members(
@@ -292,13 +309,13 @@ fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
             {
                 return Some(Matcher::Literal(literal.clone()));
             }
-            if patterns.len() > MAX_SET_PATTERNS {
-                return None;
-            }
-            let patterns = patterns
+            let patterns: Vec<_> = patterns
                 .iter()
                 .map(|(p, _)| (p.text.clone(), p.hir.clone()))
                 .collect();
+            if patterns.len() > MAX_SET_PATTERNS {
+                return Some(Matcher::Prefixes(Box::new(LazyPrefixes::new(patterns))));
+            }
             Some(Matcher::Regexes(Box::new(LazyRegexSet::new(
                 patterns,
                 SET_SIZE_LIMIT,

@@ -18,15 +18,17 @@ fn gates_on_one_field(rules: usize) -> Scans {
     Scans::build(&program)
 }
 
-/// A field tested for a few regexes is scanned once for all of them; one tested for many
-/// leaves each rule to its own regex.
+/// A field tested for a few regexes is scanned once for all of them with a regex set; one
+/// tested for many is scanned for their prefixes.
 #[test]
 fn a_group_of_many_regexes_is_not_scanned_as_one_set() {
     assert_eq!(gates_on_one_field(3).scans.len(), 1);
     assert_eq!(gates_on_one_field(MAX_SET_PATTERNS).scans.len(), 1);
     let many = gates_on_one_field(MAX_SET_PATTERNS + 1);
-    assert!(many.scans.is_empty());
-    assert!(many.guards.iter().all(Option::is_none));
+    assert_eq!(many.scans.len(), 1);
+    assert!(matches!(many.scans[0].matcher, super::Matcher::Prefixes(_)));
+    // Its guards only rule rules out: none decides its test when a prefix is found.
+    assert!(many.guards.iter().all(|g| g.is_some_and(|g| !g.whole)));
 }
 
 /// A pattern for every literal test of every needle, and for `under` of a few directories.
