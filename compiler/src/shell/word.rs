@@ -47,7 +47,7 @@ pub fn word(node: Node<'_>, src: &str) -> Word {
         "command_name" | "concatenation" => {
             let mut out = Word::default();
             let mut previous_end = node.start_byte();
-            for (_, child) in super::extract::fields(node) {
+            for (_, child) in super::tree::fields(node) {
                 // Text between children (a `$` or `=` that is its own token) is kept as written.
                 if let Some(gap) = src.get(previous_end..child.start_byte()) {
                     out.text.push_str(gap);
@@ -95,7 +95,7 @@ fn double_quoted(node: Node<'_>, src: &str) -> Word {
     let inner_end = node.end_byte().saturating_sub(1).max(inner_start);
     let mut out = Word::default();
     let mut previous_end = inner_start;
-    for child in super::extract::named_children(node) {
+    for child in super::tree::named_children(node) {
         if let Some(gap) = src.get(previous_end..child.start_byte()) {
             out.text.push_str(&unescape_double_quoted(gap));
         }
@@ -163,7 +163,19 @@ fn unescape_ansi_c(text: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('e' | 'E') => out.push('\u{1b}'),
+            Some('a') => out.push('\u{7}'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
             Some('x') => out.extend(char::from_u32(digits(&mut chars, 16, 2, 0))),
+            Some('u') => out.extend(char::from_u32(digits(&mut chars, 16, 4, 0))),
+            Some('U') => out.extend(char::from_u32(digits(&mut chars, 16, 8, 0))),
+            Some('c') => {
+                // `\cX` is the control character of X.
+                if let Some(next) = chars.next() {
+                    out.extend(char::from_u32(u32::from(next) & 0x1f));
+                }
+            }
             Some(first @ '0'..='7') => {
                 let first = first.to_digit(8).unwrap_or(0);
                 out.extend(char::from_u32(digits(&mut chars, 8, 2, first)));
