@@ -36,7 +36,7 @@ fn deletes_name_their_operands_resolved() {
         ["/w/build/**"]
     );
     assert!(effects("find . -name core").deletes.is_empty());
-    assert_eq!(effects("git clean -fdx").deletes, ["/w/*"]);
+    assert_eq!(effects("git clean -fdx").deletes, ["/w/**"]);
     assert_eq!(effects("git rm -r docs").deletes, ["/w/docs"]);
 }
 

@@ -24,7 +24,7 @@ pub enum Operands {
     AllButLast,
     /// The working directory itself (`tar -x`, `wget`).
     Cwd,
-    /// What is inside the working directory, as `CWD/*` (`git clean`, `cargo clean`).
+    /// Some of what is under the working directory, as `CWD/**` (`git clean`, `cargo clean`).
     CwdContents,
     /// Operands written `PREFIX<path>`, such as `of=` for `dd`.
     After(String),
@@ -91,7 +91,7 @@ impl Operands {
                 return;
             }
             Operands::CwdContents => {
-                out.push(resolve("*", command.cwd.as_deref(), home));
+                out.push(resolve("**", command.cwd.as_deref(), home));
                 return;
             }
             Operands::FirstContents => {
@@ -382,8 +382,20 @@ impl EffectTable {
         ] {
             dedup_in_order(list);
         }
+        // Writes to the null device and the standard streams change nothing; a path computed at
+        // run time (`cat $(…)`) could be any file.
+        let harmless = |p: &String| {
+            matches!(
+                p.as_str(),
+                "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+            ) || p.starts_with("/dev/fd/")
+        };
         effects.read_only = read_only
-            && effects.writes.is_empty()
+            && effects.writes.iter().all(harmless)
+            && !effects
+                .reads
+                .iter()
+                .any(|p| p.contains('$') || p.contains('`'))
             && effects.deletes.is_empty()
             && !effects.network
             && !effects.executes

@@ -357,7 +357,7 @@ fn option_values_are_not_operands() {
     );
     assert!(deletes("env -C / rm -rf .").contains(&"/".to_string()));
     assert!(deletes("pushd / && rm -rf .").contains(&"/".to_string()));
-    assert!(deletes("git -C / clean -fdx").contains(&"/*".to_string()));
+    assert!(deletes("git -C / clean -fdx").contains(&"/**".to_string()));
     assert!(
         !deletes("popd && rm -rf build")
             .iter()
@@ -405,6 +405,8 @@ fn the_table_knows_more_effects() {
         ["/etc/cron.d/x"]
     );
     assert!(first("ls -la").read_only);
+    assert!(first("ls -la 2>/dev/null").read_only);
+    assert!(!effects("cat $(whoami)").last().is_some_and(|e| e.read_only));
     assert!(first("git status").read_only);
     assert!(first("rg TODO src").read_only);
     assert!(!first("rg --pre ./x TODO").read_only);
