@@ -10,9 +10,12 @@
 use super::command::SimpleCommand;
 use super::extract::Walker;
 use super::follow::{MAX_CODE_DEPTH, nested};
-use super::literal::{Arg, backquoted, bare_calls, calls};
+use super::literal::{Arg, MAX_CALLS, backquoted, bare_calls, calls};
 use super::normalize::{Cwd, normalize_command};
 use super::word::Word;
+
+/// The longest interpreter code that is read for what it runs (see lang-spec/shell.md).
+pub(super) const MAX_CODE: usize = 65_536;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Lang {
@@ -165,6 +168,11 @@ pub(super) fn scan_into(
             "code nested more than {MAX_CODE_DEPTH} levels deep"
         ));
     }
+    if code.len() > MAX_CODE {
+        return Some(format!(
+            "`{name}` code longer than {MAX_CODE} bytes is not read"
+        ));
+    }
     walker.code_depth += 1;
     let why = scan(walker, lang, name, code, cwd, depth);
     walker.code_depth -= 1;
@@ -290,7 +298,13 @@ fn scan(
     } else {
         String::new()
     };
-    for (callee, args, after) in calls(code).into_iter().chain(calls(&bare)) {
+    let found = calls(code);
+    if found.len() > MAX_CALLS {
+        unresolved(format!(
+            "`{name}` code makes more than {MAX_CALLS} calls, too many to read"
+        ));
+    }
+    for (callee, args, after) in found.into_iter().take(MAX_CALLS).chain(calls(&bare)) {
         let last = callee.rsplit(['.', ':']).next().unwrap_or(&callee);
         let qualified = callee.contains(['.', ':']);
         if last == "eval" || (last == "exec" && lang == Lang::Python && !qualified) {

@@ -293,6 +293,43 @@ pub struct Effects {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EffectTable {
     rows: Vec<EffectRow>,
+    /// The rows that name each program, in table order: a part looks up its own rows instead of
+    /// scanning the names of every row.
+    by_name: NameIndex,
+}
+
+/// Built from the rows alone, so it compares and hashes as nothing beyond them.
+#[derive(Clone, Debug, Default)]
+struct NameIndex(rustc_hash::FxHashMap<String, Vec<usize>>);
+
+impl PartialEq for NameIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for NameIndex {}
+
+impl std::hash::Hash for NameIndex {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl EffectTable {
+    fn new(rows: Vec<EffectRow>) -> EffectTable {
+        let mut index = rustc_hash::FxHashMap::<String, Vec<usize>>::default();
+        for (at, row) in rows.iter().enumerate() {
+            for name in &row.commands {
+                let rows = index.entry(name.clone()).or_default();
+                if rows.last() != Some(&at) {
+                    rows.push(at);
+                }
+            }
+        }
+        EffectTable {
+            rows,
+            by_name: NameIndex(index),
+        }
+    }
 }
 
 static BUILT_IN: LazyLock<Arc<EffectTable>> = LazyLock::new(|| {
@@ -301,7 +338,7 @@ static BUILT_IN: LazyLock<Arc<EffectTable>> = LazyLock::new(|| {
         .iter()
         .filter_map(|row| EffectRow::from_json(row).ok())
         .collect();
-    Arc::new(EffectTable { rows })
+    Arc::new(EffectTable::new(rows))
 });
 
 impl Default for EffectTable {
@@ -323,7 +360,7 @@ impl EffectTable {
         }
         let mut rows = BUILT_IN.rows.clone();
         rows.extend(extra);
-        Arc::new(EffectTable { rows })
+        Arc::new(EffectTable::new(rows))
     }
 
     pub fn rows(&self) -> &[EffectRow] {
@@ -339,10 +376,13 @@ impl EffectTable {
     pub fn effects_in(&self, command: &SimpleCommand, home: Option<&str>) -> Effects {
         let mut effects = Effects::default();
         let mut read_only = false;
-        for row in &self.rows {
-            if !effects.known && row.commands.contains(&command.name) {
-                effects.known = true;
-            }
+        let named = self
+            .by_name
+            .0
+            .get(&command.name)
+            .map_or(&[][..], Vec::as_slice);
+        effects.known = !named.is_empty();
+        for row in named.iter().filter_map(|&at| self.rows.get(at)) {
             let Some(skip) = row.applies(command) else {
                 continue;
             };

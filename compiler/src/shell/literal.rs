@@ -4,6 +4,12 @@
 
 use super::code::Lang;
 
+/// How far past a call's `(` its arguments are read (bytes).
+const WINDOW: usize = 1_024;
+
+/// The most calls read in one piece of code; past them the code is not read further.
+pub(super) const MAX_CALLS: usize = 256;
+
 /// A call's argument as far as a scan can read it.
 #[derive(Debug, PartialEq)]
 pub(super) enum Arg {
@@ -31,7 +37,15 @@ pub(super) fn bare_calls(code: &str) -> String {
             let after = rest.get(at + name.len()..).unwrap_or("");
             let trimmed = after.trim_start();
             if trimmed.len() < after.len() && trimmed.starts_with(['"', '\'']) {
-                let end = trimmed.find([';', '\n']).unwrap_or(trimmed.len());
+                let mut limit = trimmed.len().min(WINDOW);
+                while !trimmed.is_char_boundary(limit) {
+                    limit -= 1;
+                }
+                let end = trimmed
+                    .get(..limit)
+                    .unwrap_or("")
+                    .find([';', '\n'])
+                    .unwrap_or(limit);
                 out.push_str(&format!("{name}({});\n", trimmed.get(..end).unwrap_or("")));
             }
             rest = after;
@@ -45,6 +59,9 @@ pub(super) fn calls(code: &str) -> Vec<(String, Vec<Arg>, &str)> {
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(offset) = code.get(at..).and_then(|rest| rest.find('(')) {
+        if out.len() > MAX_CALLS {
+            break;
+        }
         let open = at + offset;
         at = open + 1;
         let start = code
@@ -57,7 +74,13 @@ pub(super) fn calls(code: &str) -> Vec<(String, Vec<Arg>, &str)> {
         if callee.is_empty() {
             continue;
         }
-        let (args, end) = arguments(code, open + 1);
+        // A call's arguments are read within a window, so a line of unclosed calls costs its
+        // length times the window, not its length squared.
+        let mut limit = code.len().min(open + WINDOW);
+        while !code.is_char_boundary(limit) {
+            limit -= 1;
+        }
+        let (args, end) = arguments(code.get(..limit).unwrap_or(""), open + 1);
         out.push((callee, args, code.get(end..).unwrap_or("")));
     }
     out

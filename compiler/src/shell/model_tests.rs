@@ -461,3 +461,20 @@ fn a_function_that_calls_itself_is_a_fork_bomb_whatever_its_name() {
     }
     assert!(!unresolved("greet() { echo hi; }; greet"));
 }
+
+#[test]
+fn hostile_code_strings_cost_their_length() {
+    // Unclosed calls, each of which would otherwise be read to the end of the code.
+    let code = "system(".repeat(9_000);
+    let line = format!("perl -e '{code}'");
+    let started = std::time::Instant::now();
+    let all = parts(&line);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(all.iter().any(|c| c.unresolved.is_some()));
+    let long = format!("python3 -c '{}'", "x = 1\n".repeat(20_000));
+    assert!(unresolved(&long));
+}
