@@ -478,3 +478,20 @@ fn hostile_code_strings_cost_their_length() {
     let long = format!("python3 -c '{}'", "x = 1\n".repeat(20_000));
     assert!(unresolved(&long));
 }
+
+#[test]
+fn brace_expansion_makes_the_words_bash_makes() {
+    assert!(deletes("rm -rf {/,}").contains(&"/".to_string()));
+    assert!(deletes("rm -rf /{etc,usr}").contains(&"/etc".to_string()));
+    assert!(deletes("rm -rf ~/{a,{b,.ssh}}").contains(&"/home/me/.ssh".to_string()));
+    // The grammar cannot read braces in the program's place: never silent, unresolved.
+    assert!(unresolved("{rm,-rf,/}"));
+    // Quoted braces are text.
+    assert!(deletes("rm -rf '{/,}'").iter().all(|p| p != "/"));
+    assert_eq!(
+        parts("echo {a,b}{c,d}").first().map(|c| c.args.clone()),
+        Some(vec!["ac".into(), "ad".into(), "bc".into(), "bd".into()])
+    );
+    let hostile = format!("echo {}", "{a,".repeat(3_000));
+    assert!(unresolved(&hostile) || !parts(&hostile).is_empty());
+}

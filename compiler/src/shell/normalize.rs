@@ -51,7 +51,11 @@ pub(super) fn normalize_command(
         cwd: cwd.clone(),
         ..SimpleCommand::default()
     };
-    let mut words = words;
+    let mut words: Vec<Word> = if words.iter().any(|w| w.brace) {
+        words.iter().flat_map(super::word::expand_braces).collect()
+    } else {
+        words
+    };
     if words.len() > MAX_WORDS {
         // Every word costs each per-part rule that reads the command: past the cap the command
         // is unresolved (asked about), judged on its first words only.

@@ -36,6 +36,7 @@ pub(super) fn word_of_assignment(node: Node<'_>, src: &str) -> Word {
         text: format!("{name}={}", value.text),
         dynamic: value.dynamic,
         glob: false,
+        brace: false,
     }
 }
 
