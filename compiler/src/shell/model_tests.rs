@@ -75,6 +75,11 @@ fn no_wrapper_hides_the_program() {
         "uv run rm -rf /",
         "poetry run rm -rf /",
         "bundle exec rm -rf /",
+        "npx -y rimraf /",
+        "npx --package rimraf rimraf /",
+        "pnpm dlx rimraf /",
+        "npm exec -- rimraf /",
+        "bunx rimraf /",
         "/usr/bin/time -v /bin/rm -rf /",
     ] {
         assert!(

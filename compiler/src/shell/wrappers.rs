@@ -360,6 +360,12 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "--package",
         ],
     ),
+    Wrapper {
+        script_options: &["-c", "--call"],
+        ..plain(&["npx", "bunx", "pnpx"], &["-p", "--package"])
+    },
+    runner(&["pnpm", "yarn"], "dlx", &["-p", "--package"]),
+    runner(&["npm"], "exec", &["-p", "--package", "-w", "--workspace"]),
     runner(
         &["bundle", "mise", "rtx", "asdf", "rbenv", "pyenv", "nodenv"],
         "exec",
