@@ -1393,7 +1393,10 @@ async fn every_call_writes_tool_call_and_tool_result_events_with_provenance() {
         .expect("tool_result");
     assert_eq!(result["call_id"], lines[0]["call_id"]);
     assert_eq!(result["status"], "denied");
-    assert_eq!(result["decision"]["rule"]["name"], "ask_pipe_to_shell");
+    assert_eq!(
+        result["decision"]["rule"]["name"],
+        "ask_code_it_cannot_read"
+    );
     assert_eq!(
         result["decision"]["rule"]["file"],
         "policies/coding-agent/coding-agent.sluice"

@@ -97,20 +97,24 @@ fn effect_table_markdown() -> String {
         }
     };
     let mut out = String::from(
-        "| command | subcommand | with flag | reads | writes | deletes | network | executes |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| command | subcommand | with flag | with operand | reads | writes | deletes | network | executes | destroys | system | read-only |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for row in &rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             names(&row["command"]),
             row.get("subcommand").map_or(String::new(), names),
             row.get("flags").map_or(String::new(), names),
+            row.get("operand").map_or(String::new(), names),
             text(row, "reads"),
             text(row, "writes"),
             text(row, "deletes"),
             flag(row, "network"),
             flag(row, "executes"),
+            flag(row, "destroys"),
+            flag(row, "system"),
+            flag(row, "read_only"),
         ));
     }
     out

@@ -267,7 +267,19 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
 /// parsed against: a line is parsed once per call however many rules read it, and its parts are
 /// borrowed from here like the call's own JSON.
 #[derive(Default)]
-pub struct ShellParses(elsa::FrozenMap<(String, Option<String>, Option<String>), Box<Json>>);
+pub struct ShellParses(
+    elsa::FrozenMap<(String, Option<String>, Option<String>), Box<Json>>,
+    /// Whether the bash grammar's time budget is lifted: for a policy's own examples, checked
+    /// when it loads, whose verdict must not depend on how busy the machine is.
+    bool,
+);
+
+impl ShellParses {
+    /// Parses without the grammar's time budget (the other limits hold).
+    pub fn untimed() -> ShellParses {
+        ShellParses(elsa::FrozenMap::default(), true)
+    }
+}
 
 /// `shell(line)`, `shell(line, cwd)` or `shell(line, cwd, home)`: the line's simple commands as
 /// part records. Both backends call this.
@@ -292,8 +304,11 @@ pub fn shell<'a, V: Borrow<Value<'a>>>(
         Some(parts) => parts,
         None => {
             let dirs = crate::shell::Dirs { cwd, home };
-            let commands =
-                crate::shell::parse_command_in(line, dirs, crate::shell::Limits::default());
+            let mut limits = crate::shell::Limits::default();
+            if parses.1 {
+                limits.grammar_time = std::time::Duration::from_secs(60);
+            }
+            let commands = crate::shell::parse_command_in(line, dirs, limits);
             let parts = crate::shell::parts_json_in(&commands, effects, home);
             parses.0.insert(key, Box::new(parts))
         }

@@ -24,6 +24,13 @@ pub struct SimpleCommand {
     pub wrappers: Vec<String>,
     /// Why the command cannot be known without running the shell, if it cannot.
     pub unresolved: Option<String>,
+    /// Options known to take a value, each with its value (`git -C dir` gives `("-C", "dir")`):
+    /// the value is not an operand. Read by the effect table's `option:` selectors.
+    #[serde(skip)]
+    pub options: Vec<(String, String)>,
+    /// Whether what it runs destroys data no path names (SQL `DROP` given to `psql -c`).
+    #[serde(skip)]
+    pub destroys: bool,
 }
 
 /// A redirection: `2> err.log`, `>> ~/.bashrc`, `< input`, `2>&1`.
@@ -37,6 +44,9 @@ pub struct Redirect {
     pub target: String,
     /// The target resolved like [`SimpleCommand::paths`].
     pub path: String,
+    /// A heredoc's body as written, for a shell or an interpreter that reads its script from it.
+    #[serde(skip)]
+    pub body: Option<String>,
 }
 
 impl SimpleCommand {

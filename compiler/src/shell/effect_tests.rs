@@ -24,9 +24,19 @@ fn deletes_name_their_operands_resolved() {
     assert_eq!(effects("rm -rf $HOME").deletes, ["~"]);
     assert_eq!(effects("rm -rf \"${HOME}/\"").deletes, ["~"]);
     assert_eq!(effects("rm -rf $HOMEDIR").deletes, ["/w/$HOMEDIR"]);
-    assert_eq!(effects("find / -name core -delete").deletes, ["/"]);
+    // `find -delete` deletes what it finds under its start, not the start as a name.
+    assert_eq!(effects("find / -delete").deletes, ["/*"]);
+    assert_eq!(effects("find / -name core -delete").deletes, ["/**/core"]);
+    assert_eq!(
+        effects("find . -name '*.pyc' -delete").deletes,
+        ["/w/**/*.pyc"]
+    );
+    assert_eq!(
+        effects("find build -type f -delete").deletes,
+        ["/w/build/**"]
+    );
     assert!(effects("find . -name core").deletes.is_empty());
-    assert_eq!(effects("git clean -fdx").deletes, ["/w/*"]);
+    assert_eq!(effects("git clean -fdx").deletes, ["/w/**"]);
     assert_eq!(effects("git rm -r docs").deletes, ["/w/docs"]);
 }
 

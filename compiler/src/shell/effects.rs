@@ -24,10 +24,20 @@ pub enum Operands {
     AllButLast,
     /// The working directory itself (`tar -x`, `wget`).
     Cwd,
-    /// What is inside the working directory, as `CWD/*` (`git clean`, `cargo clean`).
+    /// Some of what is under the working directory, as `CWD/**` (`git clean`, `cargo clean`).
     CwdContents,
     /// Operands written `PREFIX<path>`, such as `of=` for `dd`.
     After(String),
+    /// What is under the first operand: `FIRST/*`, or with a test `FIRST/**` or
+    /// `FIRST/**/NAME` (`find DIR -name NAME -delete`).
+    FirstContents,
+    /// The values of these options (`sort -o FILE`, `curl -T FILE`).
+    Option(Vec<String>),
+    /// Of these options' values, the files named after an `@` (`curl -d @file`,
+    /// `curl -F f=@file;type=text/plain`).
+    OptionFile(Vec<String>),
+    /// A fixed path, relative to the working directory (`git config` writes `.git/config`).
+    Fixed(String),
 }
 
 impl Operands {
@@ -41,12 +51,22 @@ impl Operands {
             "all_but_last" => Operands::AllButLast,
             "cwd" => Operands::Cwd,
             "cwd_contents" => Operands::CwdContents,
-            other => match other.strip_prefix("after:") {
-                Some(prefix) if !prefix.is_empty() => Operands::After(prefix.to_string()),
-                _ => {
+            "first_contents" => Operands::FirstContents,
+            other => {
+                if let Some(prefix) = other.strip_prefix("after:").filter(|p| !p.is_empty()) {
+                    Operands::After(prefix.to_string())
+                } else if let Some(names) = other.strip_prefix("option:").filter(|p| !p.is_empty())
+                {
+                    Operands::Option(names.split(',').map(str::to_string).collect())
+                } else if let Some(names) = other.strip_prefix("option@:").filter(|p| !p.is_empty())
+                {
+                    Operands::OptionFile(names.split(',').map(str::to_string).collect())
+                } else if let Some(path) = other.strip_prefix("path:").filter(|p| !p.is_empty()) {
+                    Operands::Fixed(path.to_string())
+                } else {
                     return Err(format!("unknown operand selector `{other}`"));
                 }
-            },
+            }
         })
     }
 
@@ -71,7 +91,58 @@ impl Operands {
                 return;
             }
             Operands::CwdContents => {
-                out.push(resolve("*", command.cwd.as_deref(), home));
+                out.push(resolve("**", command.cwd.as_deref(), home));
+                return;
+            }
+            Operands::FirstContents => {
+                // With a test (`find . -name '*.pyc' -delete`), what matches anywhere under the
+                // start: `START/**/NAME`, or `START/**`; with none, everything: `START/*`.
+                let name = command
+                    .options
+                    .iter()
+                    .find(|(option, _)| option == "-name" || option == "-iname")
+                    .map(|(_, name)| format!("**/{name}"));
+                let under = name.unwrap_or_else(|| {
+                    if command.options.is_empty() {
+                        "*"
+                    } else {
+                        "**"
+                    }
+                    .to_string()
+                });
+                for first in args.get(..1).unwrap_or(&[]) {
+                    let first = first.trim_end_matches('/');
+                    out.push(resolve(
+                        &format!("{first}/{under}"),
+                        command.cwd.as_deref(),
+                        home,
+                    ));
+                }
+                return;
+            }
+            Operands::Option(names) => {
+                for (option, value) in &command.options {
+                    if names.contains(option) && !value.is_empty() && value != "-" {
+                        out.push(resolve(value, command.cwd.as_deref(), home));
+                    }
+                }
+                return;
+            }
+            Operands::OptionFile(names) => {
+                for (option, value) in &command.options {
+                    let file = value
+                        .split_once('@')
+                        .map(|(_, file)| file.split(';').next().unwrap_or(file));
+                    if names.contains(option)
+                        && let Some(file) = file.filter(|f| !f.is_empty() && *f != "-")
+                    {
+                        out.push(resolve(file, command.cwd.as_deref(), home));
+                    }
+                }
+                return;
+            }
+            Operands::Fixed(path) => {
+                out.push(resolve(path, command.cwd.as_deref(), home));
                 return;
             }
             Operands::After(prefix) => {
@@ -92,12 +163,20 @@ impl Operands {
 pub struct EffectRow {
     pub commands: Vec<String>,
     pub subcommands: Vec<String>,
+    /// Words of which one must be among the operands (`gcloud … delete`).
+    pub operands: Vec<String>,
     pub flags: Vec<String>,
     pub reads: Option<Operands>,
     pub writes: Option<Operands>,
     pub deletes: Option<Operands>,
     pub network: bool,
     pub executes: bool,
+    /// Destroys data no path names: cloud resources, clusters, databases.
+    pub destroys: bool,
+    /// Changes the system or other processes: services, users, mounts, signals.
+    pub system: bool,
+    /// Only reads: with no other row adding an effect, the command is read-only.
+    pub read_only: bool,
 }
 
 /// A row as JSON writes it (the built-in table, and `effects` declarations).
@@ -110,6 +189,8 @@ pub struct RowSpec {
     #[serde(default)]
     flags: Vec<String>,
     #[serde(default)]
+    operand: Option<OneOrMany>,
+    #[serde(default)]
     reads: Option<String>,
     #[serde(default)]
     writes: Option<String>,
@@ -119,6 +200,12 @@ pub struct RowSpec {
     network: bool,
     #[serde(default)]
     executes: bool,
+    #[serde(default)]
+    destroys: bool,
+    #[serde(default)]
+    system: bool,
+    #[serde(default)]
+    read_only: bool,
 }
 
 #[derive(Deserialize)]
@@ -146,11 +233,15 @@ impl EffectRow {
             commands: spec.command.into_vec(),
             subcommands: spec.subcommand.map(OneOrMany::into_vec).unwrap_or_default(),
             flags: spec.flags,
+            operands: spec.operand.map(OneOrMany::into_vec).unwrap_or_default(),
             reads: selector(spec.reads)?,
             writes: selector(spec.writes)?,
             deletes: selector(spec.deletes)?,
             network: spec.network,
             executes: spec.executes,
+            destroys: spec.destroys,
+            system: spec.system,
+            read_only: spec.read_only,
         };
         if row.commands.is_empty() || row.commands.iter().any(String::is_empty) {
             return Err("`command` must name at least one command".into());
@@ -158,14 +249,26 @@ impl EffectRow {
         Ok(row)
     }
 
-    fn applies(&self, command: &SimpleCommand) -> bool {
-        self.commands.contains(&command.name)
-            && (self.subcommands.is_empty()
-                || command
-                    .args
-                    .first()
-                    .is_some_and(|first| self.subcommands.contains(first)))
-            && (self.flags.is_empty() || self.flags.iter().any(|f| command.flags.contains(f)))
+    /// Whether the row applies, and how many operands its subcommand takes (`s3 rm` is two).
+    fn applies(&self, command: &SimpleCommand) -> Option<usize> {
+        if !self.commands.contains(&command.name)
+            || !(self.flags.is_empty() || self.flags.iter().any(|f| command.flags.contains(f)))
+            || !(self.operands.is_empty() || command.args.iter().any(|a| self.operands.contains(a)))
+        {
+            return None;
+        }
+        if self.subcommands.is_empty() {
+            return Some(0);
+        }
+        self.subcommands.iter().find_map(|sub| {
+            let words = sub.split(' ').count();
+            let given = command.args.get(..words)?;
+            given
+                .iter()
+                .map(String::as_str)
+                .eq(sub.split(' '))
+                .then_some(words)
+        })
     }
 }
 
@@ -177,12 +280,56 @@ pub struct Effects {
     pub deletes: Vec<String>,
     pub network: bool,
     pub executes: bool,
+    pub destroys: bool,
+    pub system: bool,
+    /// Some row names the program.
+    pub known: bool,
+    /// Some row says it only reads, and nothing else it does writes, deletes, reaches the
+    /// network, runs code or changes the system.
+    pub read_only: bool,
 }
 
 /// The effect table: the built-in rows, then those a policy set adds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EffectTable {
     rows: Vec<EffectRow>,
+    /// The rows that name each program, in table order: a part looks up its own rows instead of
+    /// scanning the names of every row.
+    by_name: NameIndex,
+}
+
+/// Built from the rows alone, so it compares and hashes as nothing beyond them.
+#[derive(Clone, Debug, Default)]
+struct NameIndex(rustc_hash::FxHashMap<String, Vec<usize>>);
+
+impl PartialEq for NameIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for NameIndex {}
+
+impl std::hash::Hash for NameIndex {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl EffectTable {
+    fn new(rows: Vec<EffectRow>) -> EffectTable {
+        let mut index = rustc_hash::FxHashMap::<String, Vec<usize>>::default();
+        for (at, row) in rows.iter().enumerate() {
+            for name in &row.commands {
+                let rows = index.entry(name.clone()).or_default();
+                if rows.last() != Some(&at) {
+                    rows.push(at);
+                }
+            }
+        }
+        EffectTable {
+            rows,
+            by_name: NameIndex(index),
+        }
+    }
 }
 
 static BUILT_IN: LazyLock<Arc<EffectTable>> = LazyLock::new(|| {
@@ -191,7 +338,7 @@ static BUILT_IN: LazyLock<Arc<EffectTable>> = LazyLock::new(|| {
         .iter()
         .filter_map(|row| EffectRow::from_json(row).ok())
         .collect();
-    Arc::new(EffectTable { rows })
+    Arc::new(EffectTable::new(rows))
 });
 
 impl Default for EffectTable {
@@ -213,7 +360,7 @@ impl EffectTable {
         }
         let mut rows = BUILT_IN.rows.clone();
         rows.extend(extra);
-        Arc::new(EffectTable { rows })
+        Arc::new(EffectTable::new(rows))
     }
 
     pub fn rows(&self) -> &[EffectRow] {
@@ -228,8 +375,18 @@ impl EffectTable {
     /// [`EffectTable::effects_of`], with `~` and `$HOME` in operands joined to `home`.
     pub fn effects_in(&self, command: &SimpleCommand, home: Option<&str>) -> Effects {
         let mut effects = Effects::default();
-        for row in self.rows.iter().filter(|row| row.applies(command)) {
-            let skip = usize::from(!row.subcommands.is_empty());
+        let mut read_only = false;
+        let named = self
+            .by_name
+            .0
+            .get(&command.name)
+            .map_or(&[][..], Vec::as_slice);
+        effects.known = !named.is_empty();
+        for row in named.iter().filter_map(|&at| self.rows.get(at)) {
+            let Some(skip) = row.applies(command) else {
+                continue;
+            };
+            read_only |= row.read_only;
             let selections = [
                 (&row.reads, &mut effects.reads),
                 (&row.writes, &mut effects.writes),
@@ -242,7 +399,12 @@ impl EffectTable {
             }
             effects.network |= row.network;
             effects.executes |= row.executes;
+            effects.destroys |= row.destroys;
+            effects.system |= row.system;
         }
+        // What cannot be known may run anything.
+        effects.executes |= command.unresolved.is_some();
+        effects.destroys |= command.destroys;
         for redirect in &command.redirects {
             if redirect.path.is_empty() {
                 continue;
@@ -260,6 +422,25 @@ impl EffectTable {
         ] {
             dedup_in_order(list);
         }
+        // Writes to the null device and the standard streams change nothing; a path computed at
+        // run time (`cat $(…)`) could be any file.
+        let harmless = |p: &String| {
+            matches!(
+                p.as_str(),
+                "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+            ) || p.starts_with("/dev/fd/")
+        };
+        effects.read_only = read_only
+            && effects.writes.iter().all(harmless)
+            && !effects
+                .reads
+                .iter()
+                .any(|p| p.contains('$') || p.contains('`'))
+            && effects.deletes.is_empty()
+            && !effects.network
+            && !effects.executes
+            && !effects.destroys
+            && !effects.system;
         effects
     }
 }

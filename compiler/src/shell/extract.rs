@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use super::command::{Redirect, SimpleCommand};
+use super::follow;
 use super::normalize::{Cwd, normalize_command, resolve};
+use super::tree::{fields, flatten, misread_list, named_children, word_of_assignment};
 use super::word::{Word, source, word};
 
 /// Bounds on hostile input: past them, the rest of the line is one unresolved command.
@@ -97,6 +99,8 @@ fn walk(line: &str, dirs: Dirs<'_>, limits: Limits, fast: bool) -> Vec<SimpleCom
         home: dirs
             .home
             .map(|home| crate::interp::path::normalize(home, None)),
+        last: None,
+        code_depth: 0,
     };
     let mut cwd = dirs.cwd.map(|c| resolve(c, None, walker.home.as_deref()));
     walker.script(line, &mut cwd, 0);
@@ -186,6 +190,11 @@ pub(super) struct Walker {
     deadline: Option<Instant>,
     /// The home directory `~` and `$HOME` name, normalized, when the policy gives it.
     pub(super) home: Option<String>,
+    /// The index of the last command pushed for its own words (not one it runs in turn), so a
+    /// pipe or a heredoc can feed it.
+    pub(super) last: Option<usize>,
+    /// Levels of interpreter code inside code being followed now.
+    pub(super) code_depth: usize,
 }
 
 impl Walker {
@@ -282,6 +291,7 @@ impl Walker {
             // Parts of a pipeline, subshells and substitutions run in their own shell: a `cd`
             // inside them does not move what follows.
             "pipeline" => {
+                let mut feeder = None;
                 for (index, part) in flatten(node).into_iter().enumerate() {
                     // The grammar reads `a && b 2>&1 | c` as `(a && b 2>&1) | c`; the shell as
                     // `a && (b 2>&1 | c)`: `a` runs first, in this shell, and may `cd`.
@@ -294,11 +304,20 @@ impl Walker {
                         self.statement(*head, src, cwd, depth);
                     }
                     let mut own = cwd.clone();
+                    let start = own.clone();
+                    self.last = None;
                     if heads.is_empty() {
                         self.statement(part, src, &mut own, depth);
                     } else {
                         self.redirected(part, src, &mut own, depth, true);
                     }
+                    let reader = self.last;
+                    if index > 0
+                        && let Some(reader) = reader
+                    {
+                        follow::pipe(self, feeder, reader, &start, depth);
+                    }
+                    feeder = reader;
                 }
             }
             "subshell" | "command_substitution" | "process_substitution" => {
@@ -308,6 +327,25 @@ impl Walker {
                 }
             }
             "declaration_command" | "unset_command" => self.declaration(node, src, cwd, depth),
+            "function_definition" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| word(n, src).text)
+                    .unwrap_or_default();
+                let first = self.out.len();
+                for child in named_children(node) {
+                    self.statement(child, src, cwd, depth + 1);
+                }
+                // A function that calls itself spawns without end: `:(){ :|:& };:`, whatever
+                // it is called.
+                for command in self.out.iter_mut().skip(first) {
+                    if !name.is_empty() && command.name == name {
+                        command.mark_unresolved(format!(
+                            "the function `{name}` calls itself: a fork bomb"
+                        ));
+                    }
+                }
+            }
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
             _ => {
                 for child in named_children(node) {
@@ -331,7 +369,13 @@ impl Walker {
                 _ => {}
             }
         }
-        normalize_command(self, words, env, redirects, cwd, depth);
+        self.last = None;
+        let start = cwd.clone();
+        normalize_command(self, words, env, redirects.clone(), cwd, depth);
+        if let Some(reader) = self.last {
+            follow::feed_redirects(self, reader, &redirects, &start, depth);
+            self.last = Some(reader);
+        }
     }
 
     /// `export A=1 B=2`, `declare -x A`, `unset A`: builtins that set or clear variables.
@@ -365,9 +409,12 @@ impl Walker {
     ) {
         let start = self.out.len();
         let mut first = start;
+        self.last = None;
         // Files are opened before the command they are given to runs, so in its directory.
         let mut opened_in = cwd.clone();
         let mut redirects = Vec::new();
+        let mut later_redirects = Vec::new();
+        let mut tails = Vec::new();
         for (field, child) in fields(node) {
             match field {
                 Some("body") if tail_only => {
@@ -375,6 +422,23 @@ impl Walker {
                     (first, opened_in) = self.body(last, src, cwd, depth + 1);
                 }
                 Some("body") => (first, opened_in) = self.body(child, src, cwd, depth + 1),
+                _ if child.kind() == "heredoc_redirect" => {
+                    // The rest of the heredoc's line hangs on it: `cat <<EOF > f && bash f`,
+                    // `cat <<EOF | sh`.
+                    for (inner_field, inner) in fields(child) {
+                        match (inner_field, inner.kind()) {
+                            (Some("redirect"), _) => {
+                                self.substitutions(inner, src, cwd, depth + 1);
+                                later_redirects.extend(self.redirect(inner, src, &opened_in));
+                            }
+                            (_, "heredoc_body") => self.substitutions(inner, src, cwd, depth + 1),
+                            (_, "pipeline") => tails.push((true, inner)),
+                            (Some("right"), _) => tails.push((false, inner)),
+                            _ => {}
+                        }
+                    }
+                    redirects.extend(self.redirect(child, src, &opened_in));
+                }
                 _ if child.kind().ends_with("redirect") => {
                     self.substitutions(child, src, cwd, depth + 1);
                     redirects.extend(self.redirect(child, src, &opened_in));
@@ -382,6 +446,8 @@ impl Walker {
                 _ => self.statement(child, src, cwd, depth + 1),
             }
         }
+        redirects.extend(later_redirects);
+        let reader = self.last.filter(|&reader| reader >= first);
         if self.out.len() == start {
             // `> file` alone still truncates the file.
             self.push(SimpleCommand {
@@ -389,10 +455,28 @@ impl Walker {
                 cwd: cwd.clone(),
                 ..SimpleCommand::default()
             });
-            return;
+        } else {
+            for command in self.out.iter_mut().skip(first) {
+                command.redirects.extend(redirects.iter().cloned());
+            }
+            if let Some(reader) = reader {
+                follow::feed_redirects(self, reader, &redirects, &opened_in, depth);
+                self.last = Some(reader);
+            }
         }
-        for command in self.out.iter_mut().skip(first) {
-            command.redirects.extend(redirects.iter().cloned());
+        for (piped, tail) in tails {
+            if !piped {
+                self.statement(tail, src, cwd, depth + 1);
+                continue;
+            }
+            let mut own = cwd.clone();
+            self.last = None;
+            for inner in named_children(tail) {
+                self.statement(inner, src, &mut own, depth + 1);
+            }
+            if let Some(next) = self.last {
+                follow::pipe(self, reader, next, cwd, depth);
+            }
         }
     }
 
@@ -404,9 +488,34 @@ impl Walker {
                 (Some("descriptor"), _) | (_, "file_descriptor") if target.is_none() => {
                     redirect.fd = source(child, src).parse().ok();
                 }
-                (Some("destination" | "argument"), _) => target = Some(word(child, src)),
+                // The grammar may hang more words on a redirection (`>& /dev/tcp/h/1 0>&1`
+                // reads `0` as a second destination): the first is the file.
+                (Some("destination" | "argument"), _) if target.is_none() => {
+                    target = Some(word(child, src));
+                }
+                // The grammar does not know `<>` (open for reading and writing): it reads `<`
+                // and a destination `>`, then the file.
+                (Some("destination" | "argument"), _)
+                    if redirect.op == "<" && target.as_ref().is_some_and(|t| t.text == ">") =>
+                {
+                    redirect.op = "<>".to_string();
+                    target = Some(word(child, src));
+                }
+                (Some("destination" | "argument"), _) => {}
                 (_, "heredoc_start") => target = Some(Word::literal(source(child, src))),
-                (_, "heredoc_body" | "heredoc_end" | "heredoc_content") => {}
+                (_, "heredoc_body") => {
+                    let body = source(child, src);
+                    // `<<-` strips the tabs that indent each line.
+                    redirect.body = Some(if redirect.op == "<<-" {
+                        body.lines()
+                            .map(|l| l.trim_start_matches('\t'))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    } else {
+                        body.to_string()
+                    });
+                }
+                (_, "heredoc_end" | "heredoc_content") => {}
                 (_, kind) if !child.is_named() && target.is_none() => {
                     redirect.op.push_str(kind);
                 }
@@ -471,79 +580,4 @@ impl Walker {
             }
         }
     }
-}
-
-/// The commands before the last of a `&&`/`||` list that the grammar put inside the first part
-/// of a pipeline (`a && b 2>&1 | c` read as `(a && b 2>&1) | c`); empty when it did not.
-fn misread_list(part: Node<'_>) -> Vec<Node<'_>> {
-    if part.kind() != "redirected_statement" {
-        return Vec::new();
-    }
-    match part.child_by_field_name("body") {
-        Some(body) if body.kind() == "list" => {
-            let mut parts = flatten(body);
-            parts.pop();
-            parts
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// `NAME=VALUE` with the value after quote removal.
-fn word_of_assignment(node: Node<'_>, src: &str) -> Word {
-    let name = node
-        .child_by_field_name("name")
-        .map_or("", |n| source(n, src));
-    let value = node
-        .child_by_field_name("value")
-        .map(|v| word(v, src))
-        .unwrap_or_default();
-    Word {
-        text: format!("{name}={}", value.text),
-        dynamic: value.dynamic,
-        glob: false,
-    }
-}
-
-/// The operands of a chain of one operator (`list` or `pipeline` nodes nested in each other), in
-/// order, found without recursion.
-fn flatten(node: Node<'_>) -> Vec<Node<'_>> {
-    let kind = node.kind();
-    let mut parts = Vec::new();
-    let mut stack = vec![node];
-    while let Some(next) = stack.pop() {
-        if next.kind() == kind {
-            let children: Vec<Node<'_>> = named_children(next).collect();
-            stack.extend(children.into_iter().rev());
-        } else {
-            parts.push(next);
-        }
-    }
-    parts
-}
-
-/// A node's named children, in order.
-pub(super) fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    fields(node)
-        .into_iter()
-        .filter_map(|(_, child)| child.is_named().then_some(child))
-}
-
-/// A node's children with their field names, in order, read in one pass of a cursor: fetching
-/// a child by its index scans the children before it, so a loop over indices is quadratic in a
-/// node's width, and a hostile line can make a node thousands of children wide.
-pub(super) fn fields(node: Node<'_>) -> Vec<(Option<&str>, Node<'_>)> {
-    let mut cursor = node.walk();
-    let mut out = Vec::new();
-    if cursor.goto_first_child() {
-        loop {
-            #[cfg(test)]
-            STEPS.with(|steps| steps.set(steps.get() + 1));
-            out.push((cursor.field_name(), cursor.node()));
-            if !cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
-    out
 }

@@ -7,14 +7,20 @@
 //! The effect table says what each command reads, writes, deletes, and whether it reaches the
 //! network or runs other code; `shell(...)` in the language gives each command as a part record.
 
+mod code;
 mod command;
 pub mod effect_table_rows;
 mod effects;
 mod extract;
 mod fast;
+mod follow;
+mod literal;
 mod normalize;
+mod options;
 mod part;
+mod tree;
 mod word;
+mod wrappers;
 
 #[cfg(test)]
 mod tests;
@@ -27,6 +33,9 @@ mod fast_tests;
 
 #[cfg(test)]
 mod bound_tests;
+
+#[cfg(test)]
+mod model_tests;
 
 pub use command::{Redirect, SimpleCommand};
 pub use effects::{EffectRow, EffectTable, Effects, Operands};

@@ -3,7 +3,10 @@
 
 use super::command::{Redirect, SimpleCommand};
 use super::extract::Walker;
+use super::follow::follow;
+use super::options;
 use super::word::Word;
+use super::wrappers::{program_name, strip_wrappers};
 use crate::interp::path;
 
 /// The working directory as far as it is known.
@@ -31,99 +34,6 @@ pub fn resolve(text: &str, cwd: Option<&str>, home: Option<&str>) -> String {
     }
 }
 
-/// How a wrapper takes its options: those that take a value, and whether a positional word (the
-/// duration of `timeout`) comes before the command.
-struct Wrapper {
-    name: &'static str,
-    options_with_value: &'static [&'static str],
-    positional: usize,
-    /// Whether `NAME=VALUE` words before the command set its environment.
-    assignments: bool,
-}
-
-/// The wrappers that run the command that follows them.
-const WRAPPERS: &[Wrapper] = &[
-    Wrapper {
-        name: "sudo",
-        options_with_value: &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U"],
-        positional: 0,
-        assignments: true,
-    },
-    Wrapper {
-        name: "doas",
-        options_with_value: &["-u", "-C"],
-        positional: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "env",
-        options_with_value: &["-u", "-C", "--unset", "--chdir"],
-        positional: 0,
-        assignments: true,
-    },
-    Wrapper {
-        name: "nice",
-        options_with_value: &["-n", "--adjustment"],
-        positional: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "timeout",
-        options_with_value: &["-s", "-k", "--signal", "--kill-after"],
-        positional: 1,
-        assignments: false,
-    },
-    Wrapper {
-        name: "nohup",
-        options_with_value: &[],
-        positional: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "command",
-        options_with_value: &[],
-        positional: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "exec",
-        options_with_value: &["-a"],
-        positional: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "xargs",
-        options_with_value: &[
-            "-a",
-            "-d",
-            "-E",
-            "-e",
-            "-I",
-            "-L",
-            "-l",
-            "-n",
-            "-P",
-            "-s",
-            "--arg-file",
-            "--delimiter",
-            "--max-args",
-            "--max-procs",
-            "--max-lines",
-            "--replace",
-        ],
-        positional: 0,
-        assignments: false,
-    },
-];
-
-/// Shells whose `-c` runs a script given as a word.
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "fish"];
-
-/// The file name of a program word: `/usr/bin/rm` is `rm`.
-fn program_name(text: &str) -> &str {
-    text.rsplit('/').next().unwrap_or(text)
-}
-
 /// Normalizes one command's words and pushes it, then the commands it runs in turn.
 pub(super) fn normalize_command(
     walker: &mut Walker,
@@ -141,16 +51,23 @@ pub(super) fn normalize_command(
         cwd: cwd.clone(),
         ..SimpleCommand::default()
     };
-    let mut words = words;
+    let mut words: Vec<Word> = if words.iter().any(|w| w.brace) {
+        words.iter().flat_map(super::word::expand_braces).collect()
+    } else {
+        words
+    };
     if words.len() > MAX_WORDS {
         // Every word costs each per-part rule that reads the command: past the cap the command
         // is unresolved (asked about), judged on its first words only.
         words.truncate(MAX_WORDS);
         command.mark_unresolved(format!("the command has more than {MAX_WORDS} words"));
     }
-    strip_wrappers(&mut words, &mut env, &mut command);
+    strip_wrappers(&mut words, &mut env, &mut command, walker.home.as_deref());
     for assignment in &env {
         command.env.push(assignment.text.clone());
+    }
+    if let Some(why) = lookalike(&words) {
+        command.mark_unresolved(why);
     }
     match words.first() {
         Some(first) if first.dynamic.is_some() || first.glob => {
@@ -165,24 +82,26 @@ pub(super) fn normalize_command(
     }
     command.argv = words.iter().map(|w| w.text.clone()).collect();
     let home = walker.home.as_deref();
-    split_arguments(
-        &mut command,
-        words.get(1..).unwrap_or(&[]),
-        cwd.as_deref(),
-        home,
-    );
+    split_arguments(&mut command, words.get(1..).unwrap_or(&[]), home);
     let name = command.name.clone();
     if name == "eval" {
         command.mark_unresolved("`eval` runs text as a command");
     }
     let index = walker.out.len();
     walker.push(command);
-    if let Some(reason) = follow(walker, &name, &words, cwd, depth)
+    if walker.out.len() > index
+        && let Some(reason) = follow(walker, index, &words, &env, cwd, depth)
         && let Some(command) = walker.out.get_mut(index)
     {
         command.mark_unresolved(reason);
     }
-    if name == "cd" {
+    if walker.out.len() > index {
+        walker.last = Some(index);
+    }
+    if name == "popd" {
+        *cwd = None;
+    }
+    if name == "cd" || name == "pushd" {
         *cwd = change_directory(&words, cwd, walker.home.as_deref());
         if cwd.as_ref().is_some_and(|c| c.len() > MAX_CWD) {
             // No real directory has such a path (Linux's PATH_MAX is 4096), and a `cd` chain
@@ -198,109 +117,137 @@ pub(super) fn normalize_command(
     }
 }
 
-/// Strips the wrappers at the front of `words`, remembering them and the assignments `env` makes.
-fn strip_wrappers(words: &mut Vec<Word>, env: &mut Vec<Word>, command: &mut SimpleCommand) {
-    loop {
-        let Some(first) = words.first() else { return };
-        if first.dynamic.is_some() {
-            return;
-        }
-        let name = program_name(&first.text);
-        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) else {
-            return;
-        };
-        let mut rest = 1;
-        let mut positional = wrapper.positional;
-        while let Some(word) = words.get(rest) {
-            let text = word.text.as_str();
-            if text == "--" {
-                rest += 1;
-                break;
-            }
-            if wrapper.assignments && is_assignment(text) {
-                env.push(word.clone());
-                rest += 1;
-                continue;
-            }
-            if wrapper.name == "command" && matches!(text, "-v" | "-V") {
-                // `command -v x` only says where `x` is.
-                return;
-            }
-            if wrapper.name == "env"
-                && (text.starts_with("-S") || text.starts_with("--split-string"))
-            {
-                command.mark_unresolved("`env -S` splits a word into the command it runs");
-            }
-            if text.starts_with('-') && text.len() > 1 {
-                let key = text.split('=').next().unwrap_or(text);
-                let takes_value = wrapper.options_with_value.contains(&key) && !text.contains('=');
-                rest += if takes_value { 2 } else { 1 };
-                continue;
-            }
-            if positional > 0 {
-                positional -= 1;
-                rest += 1;
-                continue;
-            }
-            break;
-        }
-        command.wrappers.push(name.to_string());
-        let inner = words.split_off(rest.min(words.len()));
-        *words = inner;
-        if words.is_empty() && wrapper.name == "xargs" {
-            // `xargs` with no command runs `echo`.
-            words.push(Word::literal("echo"));
-        }
-    }
-}
+/// Programs whose first operand is a pattern or a script, unless an option gives it.
+const SCRIPT_FIRST: &[&str] = &[
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep", "sed", "gsed", "awk", "gawk", "mawk",
+    "nawk", "jq", "gojq", "jaq", "yq",
+];
 
-/// Flags, operands and their paths.
-fn split_arguments(
-    command: &mut SimpleCommand,
-    words: &[Word],
-    cwd: Option<&str>,
-    home: Option<&str>,
-) {
+/// The options that give those programs their pattern or script instead.
+const SCRIPT_OPTIONS: &[&str] = &[
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
+    "--expression",
+    "--from-file",
+];
+
+/// Flags, operands, the values of options known to take one, and the operands' paths, resolved
+/// in the directory an option such as `git -C` names, which becomes the command's `cwd`.
+fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&str>) {
+    // `tar czf a.tgz src`: tar's first word is its options even without a dash.
+    let dashed;
+    let words = match words.split_first() {
+        Some((first, rest))
+            if command.name == "tar"
+                && !first.text.starts_with('-')
+                && !first.text.is_empty()
+                && first
+                    .text
+                    .chars()
+                    .all(|c| "AcdtruxzjJvfpkOmwWlSGhbCTXZaPR".contains(c)) =>
+        {
+            dashed = std::iter::once(Word::literal(format!("-{}", first.text)))
+                .chain(rest.iter().cloned())
+                .collect::<Vec<_>>();
+            dashed.as_slice()
+        }
+        _ => words,
+    };
+    let cwd = command.cwd.clone();
+    let cwd = cwd.as_deref();
+    let known = options::of(&command.name);
+    let takes = |option: &str| known.value.iter().any(|o| o == option);
     let mut options_ended = false;
+    let mut pending: Option<String> = None;
     for word in words {
         let text = word.text.as_str();
+        if let Some(option) = pending.take() {
+            command.options.push((option, text.to_string()));
+            continue;
+        }
         if options_ended || text == "-" || !text.starts_with('-') || is_negative_number(text) {
             command.args.push(text.to_string());
-            command.paths.push(resolve(text, cwd, home));
             continue;
         }
         if text == "--" {
             options_ended = true;
             continue;
         }
-        if let Some(long) = text.strip_prefix("--") {
-            match long.split_once('=') {
-                Some((key, value)) => {
-                    command.flags.push(format!("--{key}"));
+        if let Some((key, value)) = text.split_once('=') {
+            // `--key=value`, and the single-dash long options of `terraform -chdir=DIR`.
+            if key.starts_with("--") || takes(key) {
+                command.flags.push(key.to_string());
+                if takes(key) {
+                    command.options.push((key.to_string(), value.to_string()));
+                } else {
                     command.args.push(value.to_string());
-                    command.paths.push(resolve(value, cwd, home));
                 }
-                None => command.flags.push(text.to_string()),
+                continue;
+            }
+        }
+        command.flags.push(text.to_string());
+        if text.starts_with("--") || takes(text) {
+            if takes(text) {
+                pending = Some(text.to_string());
             }
             continue;
         }
-        command.flags.push(text.to_string());
         let letters = text.strip_prefix('-').unwrap_or(text);
+        let mut chars = letters.chars();
+        if let Some(first) = chars.next() {
+            let short = format!("-{first}");
+            let rest = chars.as_str();
+            if !rest.is_empty() && takes(&short) {
+                // `-n5`, `-C/dir`, `-oProxyCommand=…`: the value follows the letter.
+                command.flags.push(short.clone());
+                command.options.push((short, rest.to_string()));
+                continue;
+            }
+        }
         if letters.chars().count() > 1 && letters.chars().all(|c| c.is_ascii_alphanumeric()) {
             command
                 .flags
                 .extend(letters.chars().map(|c| format!("-{c}")));
+            // `curl -fsSLo FILE`: a cluster's last letter may take the next word.
+            if let Some(last) = letters.chars().last().map(|c| format!("-{c}"))
+                && takes(&last)
+            {
+                pending = Some(last);
+            }
         }
     }
-}
-
-/// `NAME=VALUE` with a shell variable name.
-fn is_assignment(text: &str) -> bool {
-    text.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
+    if SCRIPT_FIRST.contains(&command.name.as_str())
+        && !command
+            .options
+            .iter()
+            .any(|(option, _)| SCRIPT_OPTIONS.contains(&option.as_str()))
+        && !command
+            .flags
+            .iter()
+            .any(|f| f == "--files" || f == "--type-list")
+        && !command.args.is_empty()
+    {
+        // `grep PATTERN FILE…`, `sed SCRIPT FILE…`: the first operand is no file.
+        let script = command.args.remove(0);
+        command.options.push(("-e".to_string(), script));
+    }
+    let chdir = command
+        .options
+        .iter()
+        .rev()
+        .find(|(option, _)| known.cwd.contains(option))
+        .map(|(_, dir)| resolve(dir, cwd, home));
+    if let Some(dir) = chdir {
+        command.cwd = Some(dir);
+    }
+    let cwd = command.cwd.clone();
+    command.paths = command
+        .args
+        .iter()
+        .map(|arg| resolve(arg, cwd.as_deref(), home))
+        .collect();
 }
 
 fn is_negative_number(text: &str) -> bool {
@@ -308,7 +255,7 @@ fn is_negative_number(text: &str) -> bool {
         .is_some_and(|digits| !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// What `cd` leaves as the working directory.
+/// What `cd` (or `pushd`) leaves as the working directory.
 fn change_directory(words: &[Word], cwd: &Cwd, home: Option<&str>) -> Cwd {
     let target = words
         .iter()
@@ -316,86 +263,56 @@ fn change_directory(words: &[Word], cwd: &Cwd, home: Option<&str>) -> Cwd {
         .find(|w| !w.text.starts_with('-') || w.text == "-");
     match target {
         None => Some(home.unwrap_or("~").to_string()),
-        Some(word) if word.dynamic.is_some() || word.text == "-" => None,
+        Some(word) if word.dynamic.is_some() || word.text == "-" || word.text.starts_with('+') => {
+            None
+        }
         Some(word) => Some(resolve(&word.text, cwd.as_deref(), home)),
     }
 }
 
-/// Follows what the command runs in turn — the script of `bash -c`, the command of
-/// `find -exec`, the text of `eval` — queueing those commands on the walker. Returns why the
-/// command itself is unresolved, if following showed it is.
-fn follow(
-    walker: &mut Walker,
-    name: &str,
-    words: &[Word],
-    cwd: &Cwd,
-    depth: usize,
-) -> Option<String> {
-    let operands = words.get(1..).unwrap_or(&[]);
-    if SHELLS.contains(&name) {
-        let runs_script = operands
-            .iter()
-            .take_while(|w| w.text.starts_with('-'))
-            .any(|w| !w.text.starts_with("--") && w.text.contains('c'));
-        if !runs_script {
-            return None;
-        }
-        let script = operands.iter().find(|w| !w.text.starts_with('-'))?;
-        if let Some(why) = &script.dynamic {
+/// Characters that show as nothing: the shell keeps them in the word, a reader never sees them.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Dashes that look like `-` but that no program reads as one.
+fn dash_lookalike(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}'
+    )
+}
+
+/// Why the words are not what they look like: invisible characters anywhere, a program name
+/// that is not plain text (full-width letters, odd spaces the shell does not split on), or a
+/// word that starts with a lookalike of `-`. The shell reads each of them literally, so the
+/// part is unresolved rather than read as what it resembles.
+fn lookalike(words: &[Word]) -> Option<String> {
+    let code = |c: char| format!("U+{:04X}", u32::from(c));
+    for word in words {
+        if let Some(c) = word.text.chars().find(|c| invisible(*c)) {
             return Some(format!(
-                "`{name} -c` runs a script not known until it runs: {why}"
+                "`{}` holds an invisible character ({})",
+                word.text,
+                code(c)
             ));
         }
-        walker.script(&script.text, &mut cwd.clone(), depth + 1);
-        return None;
-    }
-    if name == "eval" {
-        let text: Vec<&str> = operands.iter().map(|w| w.text.as_str()).collect();
-        walker.script(&text.join(" "), &mut cwd.clone(), depth + 1);
-        return None;
-    }
-    if name == "find" {
-        // `{}` stands for each path found, the starting points included.
-        let start = operands
-            .iter()
-            .take_while(|w| !w.text.starts_with('-') && w.text != "!" && w.text != "(")
-            .next()
-            .cloned()
-            .unwrap_or_else(|| Word::literal("."));
-        let mut rest = operands;
-        while let Some(at) = rest
-            .iter()
-            .position(|w| matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
-        {
-            let after = rest.get(at + 1..).unwrap_or(&[]);
-            let end = after
-                .iter()
-                .position(|w| w.text == ";" || w.text == "+")
-                .unwrap_or(after.len());
-            let inner: Vec<Word> = after
-                .get(..end)
-                .unwrap_or(&[])
-                .iter()
-                .map(|w| {
-                    if w.text == "{}" {
-                        start.clone()
-                    } else {
-                        w.clone()
-                    }
-                })
-                .collect();
-            if !inner.is_empty() {
-                normalize_command(
-                    walker,
-                    inner,
-                    Vec::new(),
-                    Vec::new(),
-                    &mut cwd.clone(),
-                    depth + 1,
-                );
-            }
-            rest = after.get(end + 1..).unwrap_or(&[]);
+        if let Some(c) = word.text.chars().next().filter(|c| dash_lookalike(*c)) {
+            return Some(format!(
+                "`{}` starts with {}, which looks like `-` but is not one",
+                word.text,
+                code(c)
+            ));
         }
     }
-    None
+    let program = words.first()?;
+    let odd = program.text.chars().find(|c| {
+        !c.is_ascii()
+            && (c.is_whitespace() || ('\u{ff01}'..='\u{ff5e}').contains(c) || dash_lookalike(*c))
+    })?;
+    Some(format!(
+        "the program `{}` holds {}, a lookalike of a plain character",
+        program.text,
+        code(odd)
+    ))
 }

@@ -24,6 +24,10 @@ pub const FIELDS: &[&str] = &[
     "deletes",
     "network",
     "executes",
+    "destroys",
+    "system",
+    "known",
+    "read_only",
 ];
 
 /// Every simple command of a parsed line as a list of part records.
@@ -72,6 +76,10 @@ fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -
         json!(effects.deletes),
         Json::Bool(effects.network),
         Json::Bool(effects.executes),
+        Json::Bool(effects.destroys),
+        Json::Bool(effects.system),
+        Json::Bool(effects.known || (command.name.is_empty() && command.unresolved.is_none())),
+        Json::Bool(effects.read_only),
     ];
     for (name, value) in FIELDS.iter().zip(fields) {
         part.insert((*name).to_string(), value);

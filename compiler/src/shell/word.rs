@@ -11,6 +11,8 @@ pub struct Word {
     pub dynamic: Option<String>,
     /// Whether an unquoted part holds a glob character, so the word may become other words.
     pub glob: bool,
+    /// Whether an unquoted part holds a brace expansion (`{a,b}`), which makes it several words.
+    pub brace: bool,
 }
 
 impl Word {
@@ -27,6 +29,7 @@ impl Word {
             self.dynamic = other.dynamic;
         }
         self.glob |= other.glob;
+        self.brace |= other.brace;
     }
 }
 
@@ -41,13 +44,17 @@ pub fn word(node: Node<'_>, src: &str) -> Word {
     match node.kind() {
         "word" | "command_name" if node.named_child_count() == 0 => Word {
             glob: has_unescaped_glob(text),
+            brace: !text.contains('\\')
+                && text.contains('{')
+                && text.contains(',')
+                && text.contains('}'),
             text: unescape_unquoted(text),
             dynamic: None,
         },
         "command_name" | "concatenation" => {
             let mut out = Word::default();
             let mut previous_end = node.start_byte();
-            for (_, child) in super::extract::fields(node) {
+            for (_, child) in super::tree::fields(node) {
                 // Text between children (a `$` or `=` that is its own token) is kept as written.
                 if let Some(gap) = src.get(previous_end..child.start_byte()) {
                     out.text.push_str(gap);
@@ -58,6 +65,11 @@ pub fn word(node: Node<'_>, src: &str) -> Word {
             if let Some(gap) = src.get(previous_end..node.end_byte()) {
                 out.text.push_str(gap);
             }
+            // The grammar splits an unquoted `{a,b}` into pieces; quoted, it is text.
+            out.brace |= !text.contains(['\'', '"', '\\', '$'])
+                && text.contains('{')
+                && text.contains(',')
+                && text.contains('}');
             out
         }
         "raw_string" => Word::literal(
@@ -85,7 +97,7 @@ fn dynamic(text: &str, what: &str) -> Word {
     Word {
         text: text.to_string(),
         dynamic: Some(format!("`{text}` is {what}")),
-        glob: false,
+        ..Word::default()
     }
 }
 
@@ -95,7 +107,7 @@ fn double_quoted(node: Node<'_>, src: &str) -> Word {
     let inner_end = node.end_byte().saturating_sub(1).max(inner_start);
     let mut out = Word::default();
     let mut previous_end = inner_start;
-    for child in super::extract::named_children(node) {
+    for child in super::tree::named_children(node) {
         if let Some(gap) = src.get(previous_end..child.start_byte()) {
             out.text.push_str(&unescape_double_quoted(gap));
         }
@@ -163,7 +175,19 @@ fn unescape_ansi_c(text: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('e' | 'E') => out.push('\u{1b}'),
+            Some('a') => out.push('\u{7}'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
             Some('x') => out.extend(char::from_u32(digits(&mut chars, 16, 2, 0))),
+            Some('u') => out.extend(char::from_u32(digits(&mut chars, 16, 4, 0))),
+            Some('U') => out.extend(char::from_u32(digits(&mut chars, 16, 8, 0))),
+            Some('c') => {
+                // `\cX` is the control character of X.
+                if let Some(next) = chars.next() {
+                    out.extend(char::from_u32(u32::from(next) & 0x1f));
+                }
+            }
             Some(first @ '0'..='7') => {
                 let first = first.to_digit(8).unwrap_or(0);
                 out.extend(char::from_u32(digits(&mut chars, 8, 2, first)));
@@ -206,4 +230,91 @@ fn digits(
         }
     }
     code
+}
+
+/// The words a brace expansion makes of `word` (`{/,}` is `/` and the empty word;
+/// `{rm,-rf,/}` is `rm -rf /`), at most `MAX_BRACE_WORDS` of them: expanded as bash does for
+/// comma lists, innermost braces included; a word without one is itself.
+pub fn expand_braces(word: &Word) -> Vec<Word> {
+    if !word.brace {
+        return vec![word.clone()];
+    }
+    if word.text.len() > MAX_BRACE_TEXT {
+        // Finding the braces of a longer word could cost its length squared.
+        return vec![Word {
+            dynamic: Some(format!(
+                "a brace expansion longer than {MAX_BRACE_TEXT} bytes"
+            )),
+            ..word.clone()
+        }];
+    }
+    let mut done = Vec::new();
+    let mut pending = vec![word.text.clone()];
+    while let Some(text) = pending.pop() {
+        if done.len() + pending.len() >= MAX_BRACE_WORDS {
+            done.push(text);
+            continue;
+        }
+        match first_brace(&text) {
+            Some((open, close, commas)) => {
+                let (prefix, body, suffix) = (
+                    text.get(..open).unwrap_or(""),
+                    text.get(open + 1..close).unwrap_or(""),
+                    text.get(close + 1..).unwrap_or(""),
+                );
+                let mut start = 0;
+                let mut alternatives = Vec::new();
+                for comma in commas.iter().copied().chain(std::iter::once(body.len())) {
+                    alternatives.push(format!(
+                        "{prefix}{}{suffix}",
+                        body.get(start..comma).unwrap_or("")
+                    ));
+                    start = comma + 1;
+                }
+                pending.extend(alternatives.into_iter().rev());
+            }
+            None => done.push(text),
+        }
+    }
+    done.into_iter()
+        .map(|text| Word {
+            text,
+            ..word.clone()
+        })
+        .map(|mut w| {
+            w.brace = false;
+            w
+        })
+        .collect()
+}
+
+/// The longest word whose brace expansion is followed.
+const MAX_BRACE_TEXT: usize = 4_096;
+
+/// The most words one brace expansion may make; past it the rest stay as written.
+pub const MAX_BRACE_WORDS: usize = 256;
+
+/// The first `{…}` with a comma at its own level: its braces' offsets and its commas' offsets
+/// within the body.
+fn first_brace(text: &str) -> Option<(usize, usize, Vec<usize>)> {
+    let bytes = text.as_bytes();
+    for (open, _) in text.match_indices('{') {
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (i, &b) in bytes.iter().enumerate().skip(open + 1) {
+            match b {
+                b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    if !commas.is_empty() {
+                        return Some((open, i, commas));
+                    }
+                    break;
+                }
+                b'}' => depth -= 1,
+                b',' if depth == 0 => commas.push(i - open - 1),
+                _ => {}
+            }
+        }
+    }
+    None
 }

@@ -211,7 +211,8 @@ fn check_rule(
 fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String> {
     let json = CallJson::of(call);
     let roots = json.roots(call);
-    let facts = Facts::fill(program, &call.tool, &roots);
+    let mut facts = Facts::fill(program, &call.tool, &roots);
+    facts.shell = crate::interp::ops::ShellParses::untimed();
     match rule.per_part {
         Some(per_part) => per_part_rule_matches(program, rule, per_part, &facts),
         None => Evaluation::new(program, rule, &facts).condition_holds(),

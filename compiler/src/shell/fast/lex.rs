@@ -134,6 +134,7 @@ fn redirect(text: &str, fd: Option<u32>, length: usize) -> Option<(Token, usize)
         op,
         target: target.word.text,
         path: String::new(),
+        body: None,
     };
     Some((Token::Redirect(redirect), length + spaces + word_length))
 }

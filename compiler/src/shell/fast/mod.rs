@@ -12,6 +12,7 @@ mod lex;
 
 use super::command::Redirect;
 use super::extract::Walker;
+use super::follow;
 use super::normalize::{Cwd, normalize_command, resolve};
 use super::word::Word;
 use lex::{RESERVED, Token, lex};
@@ -55,13 +56,23 @@ fn walk(walker: &mut Walker, statements: Statements, cwd: &mut Cwd, depth: usize
     for list in statements {
         for pipeline in list {
             let single = pipeline.len() == 1;
-            for command in pipeline {
+            let mut feeder = None;
+            for (index, command) in pipeline.into_iter().enumerate() {
                 let depth = depth + 1 + usize::from(!command.redirects.is_empty());
+                walker.last = None;
                 if single {
                     emit(walker, command, cwd, depth);
-                } else {
-                    emit(walker, command, &mut cwd.clone(), depth);
+                    continue;
                 }
+                let start = cwd.clone();
+                emit(walker, command, &mut cwd.clone(), depth);
+                let reader = walker.last;
+                if index > 0
+                    && let Some(reader) = reader
+                {
+                    follow::pipe(walker, feeder, reader, &start, depth);
+                }
+                feeder = reader;
             }
         }
     }

@@ -1,0 +1,35 @@
+//! Which options of a program take a value, and which of them change the directory it works in:
+//! built-in data (`options.json`), read when a line is parsed, so `git -C dir push` has the
+//! subcommand `push` and `git commit -m "rm -rf /"` has no operand `rm -rf /`.
+
+use std::sync::LazyLock;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProgramOptions {
+    /// Options whose value is the next word (or follows `=`, or a short option's letter).
+    #[serde(default)]
+    pub value: Vec<String>,
+    /// Of those, the ones whose value is the directory the program works in.
+    #[serde(default)]
+    pub cwd: Vec<String>,
+}
+
+static OPTIONS: LazyLock<FxHashMap<String, ProgramOptions>> =
+    LazyLock::new(|| serde_json::from_str(include_str!("options.json")).unwrap_or_default());
+
+static NONE: LazyLock<ProgramOptions> = LazyLock::new(ProgramOptions::default);
+
+/// The options `program` is known to take.
+pub(super) fn of(program: &str) -> &'static ProgramOptions {
+    OPTIONS.get(program).unwrap_or(&NONE)
+}
+
+/// How many programs the table knows options of (for the documentation's count).
+#[cfg(test)]
+pub(super) fn programs() -> impl Iterator<Item = &'static str> {
+    OPTIONS.keys().map(String::as_str)
+}
