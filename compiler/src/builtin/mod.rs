@@ -41,7 +41,7 @@ pub const SETS: &[BuiltinSet] = &[
     builtin!(
         "coding-agent",
         "a coding agent's writes, deletes and secret files",
-        ["coding-agent.sluice"]
+        ["coding-agent.sluice", "guard.sluice"]
     ),
     builtin!(
         "secrets-redaction",

@@ -10,8 +10,7 @@
 //! is renamed into place, so a reader sees an old file or a whole new one.
 //!
 //! The cache is as trusted as the configuration itself: both live where the user (and so the
-//! agent) can write. A guard that matters protects its configuration, hooks and this directory
-//! alike (lang-spec/hooks.md).
+//! agent) can write, and `builtin:coding-agent` guards both (lang-spec/hooks.md).
 
 use std::hash::Hasher;
 use std::io::Write;
