@@ -31,7 +31,7 @@ pub const SETS: &[BuiltinSet] = &[
     builtin!(
         "shell-safety",
         "destructive shell commands, judged part by part",
-        ["shell-safety.sluice"]
+        ["reach.sluice", "shell-safety.sluice"]
     ),
     builtin!(
         "git-guard",
