@@ -6,7 +6,7 @@
 //! operands the command reads, writes or deletes, and whether it reaches the network or runs
 //! other code. Rows that apply to a command add up.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
@@ -208,11 +208,40 @@ pub struct RowSpec {
     read_only: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A name or a list of names. Read by hand: an untagged enum buffers every value and tries
+/// each form in turn, which was most of the cost of loading the built-in table.
 enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> serde::de::Visitor<'de> for Names {
+            type Value = OneOrMany;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a name or a list of names")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(name.to_string()))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let mut names = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(OneOrMany::Many(names))
+            }
+        }
+        deserializer.deserialize_any(Names)
+    }
 }
 
 impl OneOrMany {
@@ -338,26 +367,40 @@ impl EffectTable {
 
 /// Read straight into rows, not through JSON values: a hook builds this table on every call
 /// that runs `shell(...)`, and the values were half of that call's time. The table is tested
-/// whole (every row reads), so a row that does not is a build that fails its tests.
-static BUILT_IN: LazyLock<Arc<EffectTable>> = LazyLock::new(|| {
-    let rows = serde_json::from_str::<Vec<RowSpec>>(include_str!("effects.json"))
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|spec| EffectRow::from_spec(spec).ok())
-        .collect();
-    Arc::new(EffectTable::new(rows))
-});
+/// whole (every row reads), so a row that does not is a build that fails its tests. A hook that
+/// reads its chain from the compiled-policy cache installs the rows stored there instead
+/// ([`EffectTable::preload_built_in`]).
+static BUILT_IN: OnceLock<Arc<EffectTable>> = OnceLock::new();
+
+fn built_in_table() -> &'static Arc<EffectTable> {
+    BUILT_IN.get_or_init(|| {
+        let rows = serde_json::from_str::<Vec<RowSpec>>(include_str!("effects.json"))
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|spec| EffectRow::from_spec(spec).ok())
+            .collect();
+        Arc::new(EffectTable::new(rows))
+    })
+}
 
 impl Default for EffectTable {
     fn default() -> Self {
-        EffectTable::clone(&BUILT_IN)
+        EffectTable::clone(built_in_table())
     }
 }
 
 impl EffectTable {
     /// The table shipped with Sluice.
     pub fn built_in() -> Arc<EffectTable> {
-        BUILT_IN.clone()
+        built_in_table().clone()
+    }
+
+    /// Makes `rows` the built-in table, unless it is already in use: the compiled-policy
+    /// cache stores the table the binary that wrote it read from its data, and reading them
+    /// back costs a fraction of reading that data. The cache's key names the binary, so they
+    /// are this binary's rows.
+    pub fn preload_built_in(rows: Vec<EffectRow>) {
+        let _ = BUILT_IN.set(Arc::new(EffectTable::new(rows)));
     }
 
     /// The built-in table with `extra` rows after it.
@@ -365,7 +408,7 @@ impl EffectTable {
         if extra.is_empty() {
             return EffectTable::built_in();
         }
-        let mut rows = BUILT_IN.rows.clone();
+        let mut rows = built_in_table().rows.clone();
         rows.extend(extra);
         Arc::new(EffectTable::new(rows))
     }

@@ -158,7 +158,7 @@ fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&st
     let cwd = command.cwd.clone();
     let cwd = cwd.as_deref();
     let known = options::of(&command.name);
-    let takes = |option: &str| known.value.iter().any(|o| o == option);
+    let takes = |option: &str| known.value.contains(&option);
     let mut options_ended = false;
     let mut pending: Option<String> = None;
     for word in words {
@@ -237,7 +237,7 @@ fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&st
         .options
         .iter()
         .rev()
-        .find(|(option, _)| known.cwd.contains(option))
+        .find(|(option, _)| known.cwd.contains(&option.as_str()))
         .map(|(_, dir)| resolve(dir, cwd, home));
     if let Some(dir) = chdir {
         command.cwd = Some(dir);

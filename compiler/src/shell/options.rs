@@ -7,18 +7,20 @@ use std::sync::LazyLock;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
+/// Borrowed from the built-in text: a hook reads the table on every call that parses a line,
+/// and copying each of its thousands of names was most of reading it.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ProgramOptions {
     /// Options whose value is the next word (or follows `=`, or a short option's letter).
-    #[serde(default)]
-    pub value: Vec<String>,
+    #[serde(default, borrow)]
+    pub value: Vec<&'static str>,
     /// Of those, the ones whose value is the directory the program works in.
-    #[serde(default)]
-    pub cwd: Vec<String>,
+    #[serde(default, borrow)]
+    pub cwd: Vec<&'static str>,
 }
 
-static OPTIONS: LazyLock<FxHashMap<String, ProgramOptions>> =
+static OPTIONS: LazyLock<FxHashMap<&'static str, ProgramOptions>> =
     LazyLock::new(|| serde_json::from_str(include_str!("options.json")).unwrap_or_default());
 
 static NONE: LazyLock<ProgramOptions> = LazyLock::new(ProgramOptions::default);
@@ -31,5 +33,5 @@ pub(super) fn of(program: &str) -> &'static ProgramOptions {
 /// How many programs the table knows options of (for the documentation's count).
 #[cfg(test)]
 pub(super) fn programs() -> impl Iterator<Item = &'static str> {
-    OPTIONS.keys().map(String::as_str)
+    OPTIONS.keys().copied()
 }

@@ -23,6 +23,7 @@ use sluice_compiler::executable::Executable;
 use sluice_compiler::ir::{Program, stored_types};
 use sluice_compiler::jit::Backend;
 use sluice_compiler::load::SetSource;
+use sluice_compiler::shell::{EffectRow, EffectTable};
 
 use super::{Config, ConfigError};
 use crate::chain::Chain;
@@ -32,9 +33,9 @@ use crate::registry::Scope;
 /// The first bytes of every cache file.
 const MAGIC: &[u8; 8] = b"SLUICEPC";
 
-/// The layout of what follows the magic (a checksum of the payload, then the payload); a file
-/// of another format is rebuilt.
-const FORMAT: u32 = 1;
+/// The layout of what follows the magic: a checksum of the rest, the key, the built-in effect
+/// table, then the sets. A file of another format is rebuilt.
+const FORMAT: u32 = 2;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -69,8 +70,6 @@ struct StoredSet {
 
 #[derive(Serialize, Deserialize)]
 struct Stored {
-    /// The hash of the binary's identity and the configuration's path and text.
-    key: u128,
     sets: Vec<StoredSet>,
 }
 
@@ -115,7 +114,6 @@ impl PolicyCache {
             return Ok((chain_of(sources, compiled), CacheUse::NotStored));
         };
         let stored = Stored {
-            key,
             sets: sources
                 .iter()
                 .zip(&compiled)
@@ -132,7 +130,7 @@ impl PolicyCache {
                 })
                 .collect(),
         };
-        let used = match write(&file, &stored) {
+        let used = match write(&file, key, &stored) {
             Ok(()) => CacheUse::Rebuilt,
             Err(_) => CacheUse::NotStored,
         };
@@ -159,12 +157,21 @@ fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain>
     }
     // A file damaged in place (a disk error, a partial copy) could still read as a program, one
     // that no compiler made; its checksum tells.
-    let (checksum, payload) = rest.split_first_chunk::<16>()?;
-    if u128::from_le_bytes(*checksum) != hash(payload) {
+    let (checksum, rest) = rest.split_first_chunk::<16>()?;
+    if u128::from_le_bytes(*checksum) != hash(rest) {
         return None;
     }
-    let stored: Stored = stored_types::with_table(|| postcard::from_bytes(payload)).ok()?;
-    if stored.key != key || stored.sets.len() != sources.len() {
+    // The key comes before anything is read back: only this binary's own table is installed.
+    let (stored_key, rest) = rest.split_first_chunk::<16>()?;
+    if u128::from_le_bytes(*stored_key) != key {
+        return None;
+    }
+    let (table_len, rest) = rest.split_first_chunk::<4>()?;
+    let (table, sets) = rest.split_at_checked(u32::from_le_bytes(*table_len) as usize)?;
+    let built_in: Vec<EffectRow> = postcard::from_bytes(table).ok()?;
+    EffectTable::preload_built_in(built_in);
+    let stored: Stored = stored_types::with_table(|| postcard::from_bytes(sets)).ok()?;
+    if stored.sets.len() != sources.len() {
         return None;
     }
     let mut chain = Chain::new();
@@ -194,11 +201,19 @@ fn unchanged(path: &str, stored: u128) -> bool {
 }
 
 /// Writes `stored` to a temporary file beside `file`, then renames it into place.
-fn write(file: &Path, stored: &Stored) -> std::io::Result<()> {
+fn write(file: &Path, key: u128, stored: &Stored) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let body =
+    let table =
+        postcard::to_stdvec(EffectTable::built_in().rows()).map_err(std::io::Error::other)?;
+    let sets =
         stored_types::with_table(|| postcard::to_stdvec(stored)).map_err(std::io::Error::other)?;
+    let table_len = u32::try_from(table.len()).map_err(std::io::Error::other)?;
+    let mut body = Vec::with_capacity(20 + table.len() + sets.len());
+    body.extend_from_slice(&key.to_le_bytes());
+    body.extend_from_slice(&table_len.to_le_bytes());
+    body.extend_from_slice(&table);
+    body.extend_from_slice(&sets);
     let temporary = file.with_extension(format!("tmp.{}", std::process::id()));
     let written = (|| {
         let mut out = std::fs::File::create(&temporary)?;
