@@ -119,9 +119,10 @@ fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config), Strin
     };
     let config = Config::discover(args.config.as_deref(), &start).map_err(summary)?;
     // The cache holds programs for the interpreter; native code is compiled afresh.
-    let cache = Some(())
-        .filter(|()| args.cache && args.backend == Backend::Interp)
-        .and_then(|()| PolicyCache::for_user());
+    let cache = match args.cache && args.backend == Backend::Interp {
+        true => PolicyCache::for_user(),
+        false => None,
+    };
     let chain = match cache {
         Some(cache) => cache.chain(&config).map(|(chain, _)| chain),
         None => config.chain(args.backend),

@@ -25,7 +25,7 @@ use sluice_compiler::jit::Backend;
 use sluice_compiler::load::SetSource;
 use sluice_compiler::shell::{EffectRow, EffectTable};
 
-use super::{Config, ConfigError};
+use super::{Config, ConfigError, chain_of};
 use crate::chain::Chain;
 use crate::policy::LoadedPolicy;
 use crate::registry::Scope;
@@ -68,11 +68,6 @@ struct StoredSet {
     program: Program,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    sets: Vec<StoredSet>,
-}
-
 impl PolicyCache {
     pub fn new(dir: impl Into<PathBuf>) -> PolicyCache {
         PolicyCache { dir: dir.into() }
@@ -113,37 +108,27 @@ impl PolicyCache {
         let Some(key) = key else {
             return Ok((chain_of(sources, compiled), CacheUse::NotStored));
         };
-        let stored = Stored {
-            sets: sources
-                .iter()
-                .zip(&compiled)
-                .map(|((source, _), (policy, inputs))| StoredSet {
-                    source: source.name.clone(),
-                    files: file_names(source),
-                    inputs: inputs
-                        .iter()
-                        .map(|(path, text)| (path.clone(), hash(text.as_bytes())))
-                        .collect(),
-                    name: policy.name.clone(),
-                    declared: policy.declared().map(str::to_string).collect(),
-                    program: Program::clone(policy.executable.program()),
-                })
-                .collect(),
-        };
+        let stored: Vec<StoredSet> = sources
+            .iter()
+            .zip(&compiled)
+            .map(|((source, _), (policy, inputs))| StoredSet {
+                source: source.name.clone(),
+                files: file_names(source),
+                inputs: inputs
+                    .iter()
+                    .map(|(path, text)| (path.clone(), hash(text.as_bytes())))
+                    .collect(),
+                name: policy.name.clone(),
+                declared: policy.declared().map(str::to_string).collect(),
+                program: Program::clone(policy.executable.program()),
+            })
+            .collect();
         let used = match write(&file, key, &stored) {
             Ok(()) => CacheUse::Rebuilt,
             Err(_) => CacheUse::NotStored,
         };
         Ok((chain_of(sources, compiled), used))
     }
-}
-
-fn chain_of(sources: Vec<(SetSource, Scope)>, compiled: Vec<super::CompiledSet>) -> Chain {
-    let mut chain = Chain::new();
-    for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
-        chain.push(scope, Arc::new(policy));
-    }
-    chain
 }
 
 /// The stored chain, if the file holds one of this format, for this key and these sources,
@@ -170,12 +155,12 @@ fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain>
     let (table, sets) = rest.split_at_checked(u32::from_le_bytes(*table_len) as usize)?;
     let built_in: Vec<EffectRow> = postcard::from_bytes(table).ok()?;
     EffectTable::preload_built_in(built_in);
-    let stored: Stored = stored_types::with_table(|| postcard::from_bytes(sets)).ok()?;
-    if stored.sets.len() != sources.len() {
+    let stored: Vec<StoredSet> = stored_types::with_table(|| postcard::from_bytes(sets)).ok()?;
+    if stored.len() != sources.len() {
         return None;
     }
     let mut chain = Chain::new();
-    for (set, (source, scope)) in stored.sets.into_iter().zip(sources) {
+    for (set, (source, scope)) in stored.into_iter().zip(sources) {
         let current = set.source == source.name
             && set.files == file_names(source)
             && set
@@ -201,7 +186,7 @@ fn unchanged(path: &str, stored: u128) -> bool {
 }
 
 /// Writes `stored` to a temporary file beside `file`, then renames it into place.
-fn write(file: &Path, key: u128, stored: &Stored) -> std::io::Result<()> {
+fn write(file: &Path, key: u128, stored: &[StoredSet]) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let table =

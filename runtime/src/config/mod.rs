@@ -203,11 +203,7 @@ impl Config {
     pub fn chain(&self, backend: Backend) -> Result<Chain, ConfigError> {
         let sources = self.set_sources()?;
         let compiled = self.compile_sets(&sources, backend)?;
-        let mut chain = Chain::new();
-        for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
-            chain.push(scope, Arc::new(policy));
-        }
-        Ok(chain)
+        Ok(chain_of(sources, compiled))
     }
 
     /// Each set compiled, with the files it was compiled from; the first error, in chain order.
@@ -276,7 +272,16 @@ pub fn load_set(source: &SetSource, backend: Backend) -> Result<LoadedPolicy, Co
 }
 
 /// A compiled set, and the files (with their texts) it was compiled from.
-pub(crate) type CompiledSet = (LoadedPolicy, Vec<(String, String)>);
+type CompiledSet = (LoadedPolicy, Vec<(String, String)>);
+
+/// The compiled sets as a chain, each at the scope its source names.
+fn chain_of(sources: Vec<(SetSource, Scope)>, compiled: Vec<CompiledSet>) -> Chain {
+    let mut chain = Chain::new();
+    for ((_, scope), (policy, _)) in sources.into_iter().zip(compiled) {
+        chain.push(scope, Arc::new(policy));
+    }
+    chain
+}
 
 /// Compiles one set, and says which files it was compiled from.
 fn compile_set(source: &SetSource, backend: Backend) -> Result<CompiledSet, ConfigError> {
