@@ -9,9 +9,9 @@
 
 use super::command::SimpleCommand;
 use super::extract::Walker;
-use super::follow::{MAX_CODE_DEPTH, nested};
+use super::follow::{MAX_CODE_DEPTH, nested, run_words};
 use super::literal::{Arg, MAX_CALLS, backquoted, bare_calls, calls};
-use super::normalize::{Cwd, normalize_command};
+use super::normalize::Cwd;
 use super::word::Word;
 
 /// The longest interpreter code that is read for what it runs (see lang-spec/shell.md).
@@ -435,14 +435,7 @@ fn command_of(args: &[Arg]) -> Option<Command> {
 fn push(walker: &mut Walker, name: &str, argv: &[&str], cwd: &Cwd, depth: usize) {
     let words = argv.iter().map(|w| Word::literal(*w)).collect();
     let first = walker.out.len();
-    normalize_command(
-        walker,
-        words,
-        Vec::new(),
-        Vec::new(),
-        &mut cwd.clone(),
-        depth + 1,
-    );
+    run_words(walker, words, cwd, depth);
     for command in walker.out.iter_mut().skip(first) {
         command.wrappers.insert(0, name.to_string());
     }

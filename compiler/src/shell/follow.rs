@@ -149,6 +149,19 @@ pub(super) fn follow(
     why
 }
 
+/// Walks `words` as a command another one runs, one level down, in a copy of `cwd`: what it
+/// changes the directory to stays with it.
+pub(super) fn run_words(walker: &mut Walker, words: Vec<Word>, cwd: &Cwd, depth: usize) {
+    normalize_command(
+        walker,
+        words,
+        Vec::new(),
+        Vec::new(),
+        &mut cwd.clone(),
+        depth + 1,
+    );
+}
+
 /// Walks `text` as a script run by the command being followed, one level deeper.
 pub(super) fn nested(walker: &mut Walker, text: &str, cwd: &Cwd, depth: usize) {
     walker.script(text, &mut cwd.clone(), depth + 1);
@@ -226,14 +239,7 @@ fn find(walker: &mut Walker, command: &SimpleCommand, operands: &[Word], cwd: &C
             })
             .collect();
         if !inner.is_empty() {
-            normalize_command(
-                walker,
-                inner,
-                Vec::new(),
-                Vec::new(),
-                &mut cwd.clone(),
-                depth + 1,
-            );
+            run_words(walker, inner, cwd, depth);
         }
         rest = after.get(end + 1..).unwrap_or(&[]);
     }
@@ -330,14 +336,7 @@ fn git(
         Some("bisect") if after_sub.first().is_some_and(|w| w.text == "run") => {
             let inner: Vec<Word> = after_sub.iter().skip(1).map(|w| (*w).clone()).collect();
             if !inner.is_empty() {
-                normalize_command(
-                    walker,
-                    inner,
-                    Vec::new(),
-                    Vec::new(),
-                    &mut cwd.clone(),
-                    depth + 1,
-                );
+                run_words(walker, inner, cwd, depth);
             }
         }
         _ => {}
