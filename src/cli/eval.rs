@@ -164,12 +164,7 @@ impl Judge<'_> {
             .labels
             .extend(self.overrides.labels.iter().cloned());
         if let Some(config) = self.config {
-            let cwd = call
-                .args
-                .get("cwd")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            config.fill_context(&mut call.context, cwd.as_deref());
+            config.complete(&mut call);
         }
         call
     }

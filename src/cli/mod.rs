@@ -15,6 +15,7 @@ mod install;
 mod lsp;
 mod report;
 mod rules;
+mod serve;
 mod shell;
 mod test;
 mod watch;
@@ -173,6 +174,12 @@ enum Command {
         #[arg(long)]
         no_cache: bool,
     },
+    /// Serve decisions over HTTP: the configuration's chain for agents in any language
+    ///
+    /// The API (decide, batch, post-check, the four harnesses' hooks, AuthZEN, health and
+    /// metrics) is in lang-spec/serve.md. The configuration and its files are reloaded when
+    /// they change or on SIGHUP; SIGTERM stops the server after open requests finish.
+    Serve(serve::ServeArgs),
     /// Serve the Language Server Protocol over stdin and stdout, for editors
     Lsp,
     /// Show what the compiler makes of policy sets: the lowered IR, the Cranelift IR, or counts
@@ -339,6 +346,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             backend: backend.into(),
             cache: !no_cache,
         })),
+        Command::Serve(args) => serve::run(args),
         Command::Shell {
             line,
             cwd,

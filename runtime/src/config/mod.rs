@@ -201,9 +201,37 @@ impl Config {
     /// The sets compile side by side, one thread each: a hook is a process per tool call, and
     /// compiling is most of its time.
     pub fn chain(&self, backend: Backend) -> Result<Chain, ConfigError> {
+        self.chain_and_inputs(backend).map(|(chain, _)| chain)
+    }
+
+    /// Every set compiled, with the files the chain was compiled from and their texts: what a
+    /// long-running server watches, and hashes into the policy's identity.
+    pub fn chain_and_inputs(
+        &self,
+        backend: Backend,
+    ) -> Result<(Chain, Vec<(String, String)>), ConfigError> {
         let sources = self.set_sources()?;
         let compiled = self.compile_sets(&sources, backend)?;
-        Ok(chain_of(sources, compiled))
+        let inputs = compiled
+            .iter()
+            .flat_map(|(_, inputs)| inputs.iter().cloned())
+            .collect();
+        Ok((chain_of(sources, compiled), inputs))
+    }
+
+    /// The configuration's own text, which the chain's identity includes.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Fills what the host did not send from the context sources, with the call's working
+    /// directory taken from its arguments (`args.cwd`) or its context (`context.cwd`).
+    pub fn complete(&self, call: &mut sluice_compiler::call::Call) {
+        let cwd = [&call.args, &call.context]
+            .into_iter()
+            .find_map(|fields| fields.get("cwd").and_then(Json::as_str))
+            .map(str::to_string);
+        self.fill_context(&mut call.context, cwd.as_deref());
     }
 
     /// Each set compiled, with the files it was compiled from; the first error, in chain order.

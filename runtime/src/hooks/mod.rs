@@ -13,6 +13,7 @@ mod codex;
 mod copilot;
 mod fields;
 mod gemini;
+mod http;
 mod output;
 mod patch;
 
@@ -25,6 +26,7 @@ use crate::chain::{Chain, ChainOutcome};
 use crate::config::Config;
 
 pub use fields::quote as shell_quote;
+pub use http::as_json;
 pub use output::Rewrite;
 
 /// The harnesses Sluice answers hooks for.
@@ -171,9 +173,34 @@ pub fn answer(
     config: Option<&Config>,
     host: &Host,
 ) -> Reply {
+    answer_in_full(harness, input, chain, config, host).reply
+}
+
+/// An answer, with the calls the event stood for and the chain's outcome for each (none for an
+/// event after the tool ran, or one that could not be read): what a server logs.
+#[derive(Clone, Debug)]
+pub struct Answered {
+    pub reply: Reply,
+    pub calls: Vec<Call>,
+    pub outcomes: Vec<ChainOutcome>,
+}
+
+/// [`answer`], with what was judged.
+pub fn answer_in_full(
+    harness: Harness,
+    input: &str,
+    chain: &Chain,
+    config: Option<&Config>,
+    host: &Host,
+) -> Answered {
+    let unjudged = |reply| Answered {
+        reply,
+        calls: Vec::new(),
+        outcomes: Vec::new(),
+    };
     let event = match read(harness, input, host) {
         Ok(event) => event,
-        Err(error) => return block(harness, None, &format!("sluice: {error}")),
+        Err(error) => return unjudged(block(harness, None, &format!("sluice: {error}"))),
     };
     let calls: Vec<Call> = event
         .calls
@@ -184,18 +211,28 @@ pub fn answer(
     match event.phase {
         Phase::Pre | Phase::Permission => {
             let verdict = judge(chain, &calls);
-            decide(&event, &verdict)
+            let reply = decide(&event, &verdict);
+            Answered {
+                reply,
+                calls,
+                outcomes: verdict.outcomes,
+            }
         }
         Phase::Post => {
             let (Some(call), Some(response)) = (calls.first(), &event.response) else {
-                return block(
+                return unjudged(block(
                     harness,
                     Some(Phase::Post),
                     "sluice: the event carries no tool output to check",
-                );
+                ));
             };
             let rewrite = output::postcheck(chain, call, response);
-            rewrite_reply(&event, &rewrite)
+            let reply = rewrite_reply(&event, &rewrite);
+            Answered {
+                reply,
+                calls,
+                outcomes: Vec::new(),
+            }
         }
     }
 }
@@ -247,18 +284,7 @@ fn rewrite_reply(event: &HookEvent, rewrite: &Rewrite) -> Reply {
 /// Fills what the host did not send from the configuration's context sources.
 fn complete(mut call: Call, config: Option<&Config>) -> Call {
     if let Some(config) = config {
-        let cwd = call
-            .args
-            .get("cwd")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| {
-                call.context
-                    .get("cwd")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
-        config.fill_context(&mut call.context, cwd.as_deref());
+        config.complete(&mut call);
     }
     call
 }
