@@ -10,6 +10,7 @@
 )]
 
 pub mod cli;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
