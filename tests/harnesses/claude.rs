@@ -9,11 +9,16 @@ use crate::fake_model::{Api, FakeModel, ToolCall};
 use crate::scenarios;
 use crate::{Project, harness_binary, run};
 
-const BINARY: &str = "@anthropic-ai/claude-code-linux-x64/claude";
+pub const BINARY: &str = "@anthropic-ai/claude-code-linux-x64/claude";
 
 fn settings(project: &Project, extra: &str, permissions: Value) {
-    let hook = json!([{ "matcher": "*", "hooks": [{
-        "type": "command", "command": project.hook_command("claude", extra), "timeout": 20 }] }]);
+    let hook = json!({ "type": "command", "command": project.hook_command("claude", extra), "timeout": 20 });
+    settings_with_hook(project, hook, permissions);
+}
+
+/// Claude Code's settings with `hook` on `PreToolUse` and `PostToolUse`.
+pub fn settings_with_hook(project: &Project, hook: Value, permissions: Value) {
+    let hook = json!([{ "matcher": "*", "hooks": [hook] }]);
     let settings = json!({
         "hooks": { "PreToolUse": hook, "PostToolUse": hook },
         "permissions": permissions,

@@ -9,9 +9,14 @@ use crate::fake_model::{Api, FakeModel, ToolCall};
 use crate::scenarios;
 use crate::{Project, harness_binary, run};
 
-const BINARY: &str = "@google/gemini-cli/bundle/gemini.js";
+pub const BINARY: &str = "@google/gemini-cli/bundle/gemini.js";
 
 fn run_gemini(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {
+    run_gemini_hooked(project, command, &project.hook_command("gemini", extra))
+}
+
+/// Gemini CLI with `hook` as the command of its `BeforeTool` and `AfterTool` hooks.
+pub fn run_gemini_hooked(project: &Project, command: &str, hook: &str) -> (Output, FakeModel) {
     let binary = harness_binary(BINARY).unwrap();
     let model = FakeModel::start(
         Api::Gemini,
@@ -26,7 +31,7 @@ fn run_gemini(project: &Project, command: &str, extra: &str) -> (Output, FakeMod
     std::fs::create_dir_all(&user_dir).unwrap();
     std::fs::write(user_dir.join("settings.json"), user.to_string()).unwrap();
     let hook = json!([{ "matcher": ".*", "hooks": [{ "type": "command", "name": "sluice",
-        "command": project.hook_command("gemini", extra), "timeout": 20000 }] }]);
+        "command": hook, "timeout": 20000 }] }]);
     project.write(
         ".gemini/settings.json",
         &json!({ "hooks": { "BeforeTool": hook, "AfterTool": hook } }).to_string(),

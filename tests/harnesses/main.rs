@@ -20,6 +20,10 @@ mod fake_model;
 mod gemini;
 mod init;
 mod scenarios;
+mod served;
+#[path = "../support/server.rs"]
+#[allow(dead_code)] // the harness tests start servers and post nothing themselves
+mod server;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
