@@ -23,6 +23,9 @@ use sluice::compiler::jit::{self, JitOptions};
 use sluice::compiler::scan::ScanFrame;
 use sluice::{Database, Evaluator};
 
+#[path = "differential/part_guards.rs"]
+mod part_guards;
+
 const DECLARATIONS: &str = r#"
 context { workspace: string, level: int?, mode: "plan" | "auto" }
 tool t { s: string, p: string?, n: int, m: int?, f: float, b: bool, tags: list<string>, nums: list<int>, e: "a" | "b", url: string }

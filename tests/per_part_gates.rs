@@ -192,3 +192,34 @@ fn a_per_part_gates_examples_are_checked() {
         compiled.diagnostics
     );
 }
+
+/// A chain hands one memo of parsed lines to each of its sets: a line two sets read, against the
+/// same directories, is parsed once for the call, and a different working directory is its own
+/// parse. The outcomes are those of each set parsing on its own.
+#[test]
+fn sets_that_share_a_memo_parse_a_line_once() {
+    use sluice::compiler::interp::ShellParses;
+    let mut db = Database::default();
+    let first = db.compile_texts("a", vec![("a.sluice".into(), SET.into())]);
+    let second = db.compile_texts("b", vec![("b.sluice".into(), SET.into())]);
+    let (first, second) = (first.program.unwrap(), second.program.unwrap());
+    let (native_a, native_b) = (
+        jit::compile(&first, JitOptions::default()).unwrap(),
+        jit::compile(&second, JitOptions::default()).unwrap(),
+    );
+    let a = Evaluator::new(&first, Some(&native_a));
+    let b = Evaluator::new(&second, Some(&native_b));
+    let mut call = Call::new("bash", json!({ "command": "sudo ls && rm -rf /" }));
+    call.context = json!({ "workspace": "/w" });
+    let parses = ShellParses::default();
+    assert_eq!(a.evaluate_in(&call, &parses), a.evaluate(&call));
+    assert_eq!(b.evaluate_in(&call, &parses), b.evaluate(&call));
+    assert_eq!(parses.len(), 1, "both sets read the one parse");
+    call.context = json!({ "workspace": "/elsewhere" });
+    assert_eq!(b.evaluate_in(&call, &parses), b.evaluate(&call));
+    assert_eq!(
+        parses.len(),
+        2,
+        "another working directory is another parse"
+    );
+}

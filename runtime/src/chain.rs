@@ -11,6 +11,7 @@ use sluice_compiler::call::{Call, Status, ToolResult};
 use sluice_compiler::decision::{
     Decision, EvalFailure, Match, Outcome, PartVerdict, PostcheckKind, PostcheckOutcome, Veto,
 };
+use sluice_compiler::interp::ShellParses;
 use sluice_compiler::ir::RuleMeta;
 
 use crate::policy::LoadedPolicy;
@@ -124,6 +125,11 @@ impl Chain {
             sets: Vec::new(),
         };
         let mut decider: Option<(String, Outcome)> = None;
+        // One parse of each command line for the whole chain.
+        let parses = ShellParses::default();
+        // The call as the next set sees it: the call itself until a post-check rewrites its
+        // result, then a copy with the rewritten result.
+        let mut rewritten: Option<Call> = None;
         let mut result = call.result.clone();
         let mut postchecks = Vec::new();
         for link in &self.links {
@@ -143,9 +149,12 @@ impl Chain {
                 out.sets.push(verdict);
                 continue;
             }
-            let mut seen = call.clone();
-            seen.result = result.clone();
-            let outcome = link.policy.executable.evaluator().evaluate(&seen);
+            let seen = rewritten.as_ref().unwrap_or(call);
+            let outcome = link
+                .policy
+                .executable
+                .evaluator()
+                .evaluate_in(seen, &parses);
             verdict.precheck = outcome.precheck;
             verdict.vetoes = outcome.gates.len();
             if outcome.precheck != Decision::Delegate {
@@ -180,6 +189,9 @@ impl Chain {
                         .map(|f| f.message.clone())
                         .or_else(|| result.as_ref().and_then(|r| r.error.clone())),
                 });
+                let mut next = call.clone();
+                next.result = result.clone();
+                rewritten = Some(next);
                 postchecks.push(post.clone());
             }
             if decider.is_none() && outcome.precheck != Decision::Delegate {

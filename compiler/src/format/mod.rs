@@ -43,7 +43,9 @@ pub fn format_file(file: &PolicyFile, text: &str) -> String {
     for item in &file.items {
         layout.trailing_before(item.span().start);
         let grouped = matches!((previous, item), (Some(Item::Tool(_)), Item::Tool(_)));
-        if !layout.out.is_empty() && !grouped {
+        // One blank line between items, whether or not a comment before this one already
+        // left it: a comment followed by a blank line would otherwise gain one on every run.
+        if !layout.out.is_empty() && !grouped && !layout.out.ends_with("\n\n") {
             layout.out.push('\n');
         }
         for (text, span) in Printer::item(item) {

@@ -68,3 +68,12 @@ fn shell_constructs_keep_their_shape() {
     ));
     check_roundtrip(include_str!("../../../policies/git-guard/git-guard.sluice"));
 }
+
+#[test]
+fn a_comment_after_a_rule_keeps_one_blank_line_before_the_next() {
+    // Found by the mutated-policies property test: the comment, indented under the rule, was
+    // followed by a blank line that each formatting run doubled.
+    let text = "precheck a on bash\n  when true\n  => ask \"x\"\n    # after\ngate b on bash\n  when true\n  => \"y\"\n";
+    let formatted = check_roundtrip(text);
+    assert!(formatted.contains("    # after\n\ngate b"), "{formatted}");
+}

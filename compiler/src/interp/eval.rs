@@ -29,7 +29,7 @@ pub struct Facts<'a> {
     pub values: Vec<Fact<'a>>,
     pub tool: &'a str,
     /// The command lines `shell(...)` parsed for this call.
-    pub shell: ops::ShellParses,
+    pub shell: super::parses::Parses<'a>,
 }
 
 impl<'a> Facts<'a> {
@@ -41,7 +41,7 @@ impl<'a> Facts<'a> {
         Facts {
             values,
             tool,
-            shell: ops::ShellParses::default(),
+            shell: super::parses::Parses::default(),
         }
     }
 
@@ -60,7 +60,7 @@ impl<'a> Facts<'a> {
         Facts {
             values,
             tool: tool.name,
-            shell: ops::ShellParses::default(),
+            shell: super::parses::Parses::default(),
         }
     }
 }
@@ -431,7 +431,8 @@ where
             }
             Op::Builtin(Builtin::Shell, args) => {
                 let values = self.values(args)?;
-                let parsed = ops::shell(&values, &self.facts.shell, &program.effects);
+                let parsed =
+                    super::parses::shell(&values, self.facts.shell.get(), &program.effects);
                 self.check(node, args, parsed)
             }
             Op::Builtin(builtin, args) => {

@@ -13,6 +13,7 @@
 mod eval;
 mod explain;
 pub mod ops;
+pub mod parses;
 mod parts;
 pub mod path;
 mod settled;
@@ -28,10 +29,11 @@ use crate::decision::{
 };
 use crate::ir::{EffectIr, Program, RuleIr, ToolRef};
 use crate::jit::{NativeCode, NativeFrame};
-use crate::scan::{ScanFrame, Scans};
+use crate::scan::{PartGuard, ScanFrame, Scans};
 
 pub use eval::{EvalError, Evaluation, Facts, Roots, ScanInput};
 pub use explain::{Step, explain};
+pub use parses::{Parses, ShellParses};
 pub use parts::rule_matches as per_part_rule_matches;
 pub use value::Value;
 
@@ -141,6 +143,11 @@ impl<'p> Evaluator<'p> {
         Evaluation::new(self.program, rule, facts).condition_holds()
     }
 
+    /// A per-part rule's guard on each part, where the scans were built.
+    fn part_guard(&self, rule: &RuleIr) -> Option<&'p PartGuard> {
+        self.scans?.part_guard(rule.index)
+    }
+
     /// The call's native frame, made when a rule first needs native code.
     fn native_frame<'n, 'a>(
         &self,
@@ -165,6 +172,19 @@ impl<'p> Evaluator<'p> {
     /// The full outcome: pre-check decision, gates, and post-check when the call has a result.
     /// The call's facts are read once for the pre-checks, gates and concurrency rules.
     pub fn evaluate(&self, call: &Call) -> Outcome {
+        self.evaluate_sharing(call, None)
+    }
+
+    /// [`Evaluator::evaluate`] with the call's command lines parsed into `parses`, which a chain
+    /// hands to each of its sets so that a line is parsed once for the whole chain.
+    pub fn evaluate_in(&self, call: &Call, parses: &ShellParses) -> Outcome {
+        self.evaluate_sharing(call, Some(parses))
+    }
+
+    fn evaluate_sharing<'a>(&self, call: &'a Call, parses: Option<&'a ShellParses>) -> Outcome
+    where
+        'p: 'a,
+    {
         let mut errors = Vec::new();
         let view = CallRef::from(call);
         let (tool, precheck, gates, concurrent) = match self.settled(view) {
@@ -175,7 +195,7 @@ impl<'p> Evaluator<'p> {
                 settled.concurrent,
             ),
             None => {
-                let mut reading = self.reading(view);
+                let mut reading = self.reading_with(view, parses);
                 let mut precheck = self.precheck_in(&mut reading, &mut errors);
                 let mut gated = Vec::new();
                 let gates = self.gates_in(&mut reading, &mut errors, Some(&mut gated));
@@ -306,15 +326,27 @@ impl<'p> Evaluator<'p> {
     where
         'p: 'a,
     {
+        self.reading_with(call, None)
+    }
+
+    /// [`Evaluator::reading`] with the command lines parsed into `parses` when given.
+    fn reading_with<'a>(&self, call: CallRef<'a>, parses: Option<&'a ShellParses>) -> Reading<'a>
+    where
+        'p: 'a,
+    {
         let tool = self.program.dispatch.resolve(call.tool);
         let roots = self.roots(call, None);
+        let mut facts = match self.scans {
+            None => Facts::fill(self.program, call.tool, &roots),
+            Some(_) => Facts::fill_for(self.program, tool, &roots),
+        };
+        if let Some(parses) = parses {
+            facts.shell = Parses::Shared(parses);
+        }
         Reading {
             tool,
             facts: ReadFacts {
-                facts: match self.scans {
-                    None => Facts::fill(self.program, call.tool, &roots),
-                    Some(_) => Facts::fill_for(self.program, tool, &roots),
-                },
+                facts,
                 scan: self.scans.map(ScanFrame::new),
                 native: Native::Unmade,
             },
@@ -359,10 +391,14 @@ impl<'p> Evaluator<'p> {
         let mut judged = Vec::new();
         for rule in rules {
             let fired = match rule.per_part {
-                Some(per_part) => parts::judge(self.program, rule, per_part, facts).map(|parts| {
-                    judged.push(parts);
-                    None
-                }),
+                Some(per_part) => {
+                    parts::judge(self.program, rule, per_part, facts, self.part_guard(rule)).map(
+                        |parts| {
+                            judged.push(parts);
+                            None
+                        },
+                    )
+                }
                 None => self.fire(rule, facts, (scan.as_mut(), native)),
             };
             match fired {
@@ -446,13 +482,24 @@ impl<'p> Evaluator<'p> {
             native,
         } = read;
         let mut vetoes = Vec::new();
+        let mut listed: Vec<Value<'_>> = Vec::new();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
                 if let Some(per_part) = rule.per_part {
-                    let judged = parts::judge(self.program, rule, per_part, facts)?;
+                    let judged =
+                        parts::judge(self.program, rule, per_part, facts, self.part_guard(rule))?;
                     if let Some(parts) = parts.as_deref_mut() {
-                        parts.extend(judged.gate_verdicts());
+                        // A list's parts are listed once, by its first gate; a later gate over
+                        // the same list adds only its vetoes (its other verdicts would be
+                        // laid over parts already there, and change nothing).
+                        let first = !listed
+                            .iter()
+                            .any(|list| parts::same_list(list, judged.list()));
+                        parts.extend(judged.gate_verdicts(first));
+                        if first {
+                            listed.push(judged.list().clone());
+                        }
                     }
                     return Ok(judged.veto().and_then(|m| m.reason.clone()));
                 }

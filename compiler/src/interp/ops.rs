@@ -16,7 +16,6 @@ use super::value::Value;
 use crate::ast::ArgvPattern;
 use crate::check::{Builtin, Root, Ty};
 use crate::ir::Slot;
-use crate::shell::EffectTable;
 
 /// Why an operation has no value. The caller names the operand in its message.
 #[derive(Clone, Debug, PartialEq)]
@@ -261,59 +260,6 @@ pub fn redact<'a>(
 /// The elements a quantifier walks.
 pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
     list.elements().ok_or_else(|| type_fault(0, "a list", list))
-}
-
-/// The command lines one call's rules parsed, each with the working and home directories it was
-/// parsed against: a line is parsed once per call however many rules read it, and its parts are
-/// borrowed from here like the call's own JSON.
-#[derive(Default)]
-pub struct ShellParses(
-    elsa::FrozenMap<(String, Option<String>, Option<String>), Box<Json>>,
-    /// Whether the bash grammar's time budget is lifted: for a policy's own examples, checked
-    /// when it loads, whose verdict must not depend on how busy the machine is.
-    bool,
-);
-
-impl ShellParses {
-    /// Parses without the grammar's time budget (the other limits hold).
-    pub fn untimed() -> ShellParses {
-        ShellParses(elsa::FrozenMap::default(), true)
-    }
-}
-
-/// `shell(line)`, `shell(line, cwd)` or `shell(line, cwd, home)`: the line's simple commands as
-/// part records. Both backends call this.
-pub fn shell<'a, V: Borrow<Value<'a>>>(
-    args: &[V],
-    parses: &'a ShellParses,
-    effects: &EffectTable,
-) -> OpResult<'a> {
-    let text = |n: usize| match args.get(n) {
-        Some(value) => string(n, value.borrow()).map(Some),
-        None => Ok(None),
-    };
-    let line = text(0)?.unwrap_or_default();
-    let cwd = text(1)?;
-    let home = text(2)?;
-    let key = (
-        line.to_string(),
-        cwd.map(str::to_string),
-        home.map(str::to_string),
-    );
-    let parts = match parses.0.get(&key) {
-        Some(parts) => parts,
-        None => {
-            let dirs = crate::shell::Dirs { cwd, home };
-            let mut limits = crate::shell::Limits::default();
-            if parses.1 {
-                limits.grammar_time = std::time::Duration::from_secs(60);
-            }
-            let commands = crate::shell::parse_command_in(line, dirs, limits);
-            let parts = crate::shell::parts_json_in(&commands, effects, home);
-            parses.0.insert(key, Box::new(parts))
-        }
-    };
-    Ok(Value::Json(parts))
 }
 
 /// A builtin function applied to its evaluated arguments.

@@ -17,6 +17,7 @@ use super::value::Value;
 use crate::check::VarId;
 use crate::decision::{Decision, Match, PartVerdict};
 use crate::ir::{EffectIr, NodeId, Program, RuleIr};
+use crate::scan::PartGuard;
 
 /// What one per-part rule said of each element of its list.
 pub struct Judged<'a> {
@@ -31,6 +32,7 @@ pub fn judge<'a>(
     rule: &'a RuleIr,
     (var, list): (VarId, NodeId),
     facts: &'a Facts<'_>,
+    guard: Option<&PartGuard>,
 ) -> Result<Judged<'a>, EvalError> {
     let mut evaluation = Evaluation::new(program, rule, facts);
     let list_value = evaluation.eval(list)?;
@@ -43,6 +45,10 @@ pub fn judge<'a>(
     })?;
     let mut verdicts = Vec::with_capacity(items.len());
     for item in items {
+        if guard.is_some_and(|guard| !guard.admits(program, &item)) {
+            verdicts.push(None);
+            continue;
+        }
         evaluation.bind(var, item);
         if !evaluation.condition_holds()? {
             verdicts.push(None);
@@ -77,7 +83,7 @@ pub fn rule_matches(
     per_part: (VarId, NodeId),
     facts: &Facts<'_>,
 ) -> Result<bool, EvalError> {
-    let judged = judge(program, rule, per_part, facts)?;
+    let judged = judge(program, rule, per_part, facts, None)?;
     let allows = !matches!(
         rule.effects.first(),
         Some(EffectIr::Deny(_) | EffectIr::Ask(_) | EffectIr::Veto(_))
@@ -89,28 +95,34 @@ pub fn rule_matches(
     })
 }
 
-impl Judged<'_> {
+impl<'a> Judged<'a> {
     /// A per-part gate's veto: the message it gave the first part it vetoed, in part order.
     pub fn veto(&self) -> Option<&Match> {
         self.verdicts.iter().flatten().next()
     }
 
-    /// A per-part gate's verdict on each part of its list: `deny` where it vetoed, `delegate`
-    /// elsewhere.
-    pub fn gate_verdicts(&self) -> Vec<PartVerdict> {
+    /// The list whose parts the rule judged.
+    pub fn list(&self) -> &Value<'a> {
+        &self.list
+    }
+
+    /// A per-part gate's verdict on each part of its list: `deny` where it vetoed, and
+    /// `delegate` elsewhere when `every` part is wanted.
+    pub fn gate_verdicts(&self, every: bool) -> Vec<PartVerdict> {
         let items = self.list.elements().unwrap_or_default();
         items
             .iter()
             .enumerate()
-            .map(|(index, item)| {
+            .filter_map(|(index, item)| {
                 let found = self.verdicts.get(index).and_then(Option::as_ref);
-                PartVerdict {
-                    index,
-                    part: label(item),
-                    decision: found.map_or(Decision::Delegate, |m| m.effect),
-                    rule: found.map(|m| m.rule.clone()),
-                    reason: found.and_then(|m| m.reason.clone()),
-                }
+                (every || found.is_some()).then_some((index, item, found))
+            })
+            .map(|(index, item, found)| PartVerdict {
+                index,
+                part: label(item),
+                decision: found.map_or(Decision::Delegate, |m| m.effect),
+                rule: found.map(|m| m.rule.clone()),
+                reason: found.and_then(|m| m.reason.clone()),
             })
             .collect()
     }
@@ -177,7 +189,7 @@ pub fn combine(judged: Vec<Judged<'_>>) -> (Vec<(u32, Match)>, Vec<PartVerdict>)
     (whole, parts)
 }
 
-fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
+pub(super) fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
     match (a, b) {
         // Lists from one parse are one value.
         (Value::Json(x), Value::Json(y)) if std::ptr::eq(*x, *y) => true,

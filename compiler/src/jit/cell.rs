@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::interp::ops::ShellParses;
+use crate::interp::parses::ShellParses;
 use crate::interp::{Facts, Value};
 use crate::ir::Program;
 
@@ -93,7 +93,7 @@ impl<'a> Frame<'a> {
             program,
             consts,
             facts: &facts.values,
-            shell: &facts.shell,
+            shell: facts.shell.get(),
             values: Vec::new(),
         }
     }

@@ -284,7 +284,9 @@ fn apply<'a>(
         c if c == Apply::In as i64 => ops::contained(first, second).map(Value::Bool),
         c if c == Apply::Builtin as i64 => {
             match Builtin::ALL.get(extra_index?).ok_or_else(internal)? {
-                Builtin::Shell => ops::shell(values, frame.shell, &frame.program.effects),
+                Builtin::Shell => {
+                    crate::interp::parses::shell(values, frame.shell, &frame.program.effects)
+                }
                 builtin => ops::builtin(*builtin, values),
             }
         }

@@ -11,10 +11,12 @@
 //! test (`"admin" in agent.labels`) by looking each string of the list up in one hash map.
 
 mod frame;
+mod parts;
 mod prefixes;
 mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
+pub use parts::PartGuard;
 pub use prefixes::LazyPrefixes;
 pub use regex_set::{LazyRegexSet, RegexSet};
 
@@ -142,6 +144,8 @@ pub struct Scans {
     /// Per tool that rules name exactly: its scans settle every rule a call to it may run
     /// before it has a result (pre-checks, gates, concurrency rules).
     settled_tools: Vec<bool>,
+    /// Per rule, by index in the program: a per-part rule's guard on each part.
+    part_guards: Vec<Option<PartGuard>>,
 }
 
 /// The tools a group's rules apply to, their kind, and the field and how it is read.
@@ -247,6 +251,7 @@ impl Scans {
             guards,
             plans,
             settled_tools,
+            part_guards: program.rules.iter().map(parts::guard_of).collect(),
         }
     }
 
@@ -274,6 +279,11 @@ impl Scans {
 
     pub fn guard(&self, rule: u32) -> Option<Guard> {
         self.guards.get(rule as usize).copied().flatten()
+    }
+
+    /// A per-part rule's guard on each of its parts.
+    pub fn part_guard(&self, rule: u32) -> Option<&PartGuard> {
+        self.part_guards.get(rule as usize)?.as_ref()
     }
 
     pub fn plan(&self, tool: ToolRef<'_>, kind: RuleKind) -> Option<&Plan> {

@@ -212,7 +212,7 @@ fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String
     let json = CallJson::of(call);
     let roots = json.roots(call);
     let mut facts = Facts::fill(program, &call.tool, &roots);
-    facts.shell = crate::interp::ops::ShellParses::untimed();
+    facts.shell = crate::interp::parses::Parses::Own(crate::interp::parses::ShellParses::untimed());
     match rule.per_part {
         Some(per_part) => per_part_rule_matches(program, rule, per_part, &facts),
         None => Evaluation::new(program, rule, &facts).condition_holds(),
