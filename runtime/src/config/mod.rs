@@ -92,6 +92,10 @@ pub enum ConfigError {
     },
 }
 
+/// The configuration `sluice init` writes: the shipped shell, git and coding-agent guards and
+/// secrets redaction, and the usual context sources. The default chain of the benchmarks.
+pub const STARTER: &str = include_str!("starter.toml");
+
 impl Config {
     /// The configuration `explicit` names, or the nearest `sluice.toml` from `start` up.
     pub fn discover(explicit: Option<&Path>, start: &Path) -> Result<Config, ConfigError> {
