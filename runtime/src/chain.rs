@@ -128,9 +128,8 @@ impl Chain {
         // One parse of each command line for the whole chain.
         let parses = ShellParses::default();
         // The call as the next set sees it: the call itself until a post-check rewrites its
-        // result, then a copy with the rewritten result.
+        // result, then one copy holding the result as the last set left it.
         let mut rewritten: Option<Call> = None;
-        let mut result = call.result.clone();
         let mut postchecks = Vec::new();
         for link in &self.links {
             let name = link.policy.name.clone();
@@ -179,19 +178,17 @@ impl Chain {
                 }));
             if let Some(post) = &outcome.postcheck {
                 // The next set sees the result as this one left it; a failure ends the chain.
-                result = Some(ToolResult {
+                let error = post
+                    .failure
+                    .as_ref()
+                    .map(|f| f.message.clone())
+                    .or_else(|| seen.result.as_ref().and_then(|r| r.error.clone()));
+                rewritten.get_or_insert_with(|| call.clone()).result = Some(ToolResult {
                     status: post.status,
                     content: post.content.clone(),
                     value: post.value.clone(),
-                    error: post
-                        .failure
-                        .as_ref()
-                        .map(|f| f.message.clone())
-                        .or_else(|| result.as_ref().and_then(|r| r.error.clone())),
+                    error,
                 });
-                let mut next = call.clone();
-                next.result = result.clone();
-                rewritten = Some(next);
                 postchecks.push(post.clone());
             }
             if decider.is_none() && outcome.precheck != Decision::Delegate {

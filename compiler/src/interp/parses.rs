@@ -22,7 +22,6 @@ struct Parsed {
 
 /// What a parse depends on: the line, the working and home directories, and the effect table
 /// (sets that declare effects of their own have their own table, so their parts differ).
-#[derive(PartialEq, Eq, Hash)]
 struct Key {
     table: usize,
     line: String,
