@@ -13,6 +13,7 @@ mod hook;
 mod init;
 mod install;
 mod lsp;
+mod mcp;
 mod report;
 mod rules;
 mod serve;
@@ -180,6 +181,11 @@ enum Command {
     /// metrics) is in lang-spec/serve.md. The configuration and its files are reloaded when
     /// they change or on SIGHUP; SIGTERM stops the server after open requests finish.
     Serve(serve::ServeArgs),
+    /// Put the configuration's chain between an MCP client and an MCP server
+    ///
+    /// The host starts `sluice mcp -- SERVER ARGS…` where it would start the server. Every
+    /// `tools/call` goes through the chain; everything else passes through (lang-spec/mcp.md).
+    Mcp(mcp::McpArgs),
     /// Serve the Language Server Protocol over stdin and stdout, for editors
     Lsp,
     /// Show what the compiler makes of policy sets: the lowered IR, the Cranelift IR, or counts
@@ -347,6 +353,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             cache: !no_cache,
         })),
         Command::Serve(args) => serve::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Shell {
             line,
             cwd,

@@ -59,20 +59,23 @@ pub struct ServeArgs {
     watch_ms: u64,
 }
 
+/// The configuration `explicit` names, else the nearest `sluice.toml` from the working directory.
+pub fn config_path(explicit: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    if let Some(path) = explicit {
+        return Ok(path);
+    }
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    sluice_runtime::config::Config::find(&here).ok_or_else(|| {
+        format!(
+            "no `sluice.toml` in `{}` or any directory above it: run `sluice init` to write one, or name one with `--config`",
+            here.display()
+        )
+    })
+}
+
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
-    let config = match args.config {
-        Some(path) => path,
-        None => {
-            let here = std::env::current_dir()
-                .map_err(|e| format!("cannot read the working directory: {e}"))?;
-            sluice_runtime::config::Config::find(&here).ok_or_else(|| {
-                format!(
-                    "no `sluice.toml` in `{}` or any directory above it: run `sluice init` to write one, or name one with `--config`",
-                    here.display()
-                )
-            })?
-        }
-    };
+    let config = config_path(args.config)?;
     for mask in &args.masks {
         if !mask.starts_with('/') {
             return Err(format!(

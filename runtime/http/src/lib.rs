@@ -30,9 +30,10 @@ use std::time::Duration;
 
 pub use engine::{Engine, Loaded};
 pub use error::ApiError;
-pub use log::{DecisionLog, LogTarget};
+pub use log::{DecisionLog, Entry as LogEntry, LogTarget};
 pub use metrics::Metrics;
 pub use router::{App, router};
+pub use watch::fingerprint;
 
 /// Everything `sluice serve` is started with.
 #[derive(Clone, Debug)]

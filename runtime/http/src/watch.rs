@@ -57,7 +57,7 @@ pub fn spawn(app: App, interval: Duration, shutdown: Shutdown) -> JoinHandle<()>
 }
 
 /// What a change looks like: each watched path's modification time and length.
-fn fingerprint(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+pub fn fingerprint(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
     paths
         .iter()
         .map(|path| {

@@ -27,7 +27,7 @@ use crate::config::Config;
 
 pub use fields::quote as shell_quote;
 pub use http::as_json;
-pub use output::Rewrite;
+pub use output::{Rewrite, postcheck, withheld};
 
 /// The harnesses Sluice answers hooks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

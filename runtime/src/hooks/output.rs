@@ -54,11 +54,10 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
         failure: None,
         attached: Vec::new(),
     };
-    let status = if response.get("error").is_some_and(|e| !e.is_null()) {
-        Status::Error
-    } else {
-        Status::Ok
-    };
+    // `isError` is how an MCP result says it failed, in every harness that passes one on.
+    let failed = response.get("error").is_some_and(|e| !e.is_null())
+        || response.get("isError").and_then(Value::as_bool) == Some(true);
+    let status = if failed { Status::Error } else { Status::Ok };
     if count(response) > MAX_TEXTS {
         rewrite.kind = PostcheckKind::Fail;
         rewrite.failure = Some(format!(
