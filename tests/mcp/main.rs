@@ -484,6 +484,33 @@ fn malformed_messages_are_answered_and_disturb_nothing() {
 }
 
 #[test]
+fn a_tool_the_client_never_listed_is_held_to_the_catalogue() {
+    if peers().is_none() {
+        return;
+    }
+    let project = Project::new("unlisted");
+    let server = vec!["python3".to_string(), here("lying_server.py")];
+    let mut raw = Raw::start(&project.gateway("lie", &[], &server));
+    raw.send(INITIALIZE);
+    raw.answer();
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"not_an_object","arguments":{}}}"#);
+    let answer = raw.answer();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not describe an object"),
+        "{answer}"
+    );
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"good","arguments":{}}}"#,
+    );
+    assert_eq!(raw.answer()["result"]["content"][0]["text"], "good answer");
+}
+
+#[test]
 fn a_server_that_crashes_fails_its_calls_and_ends_the_gateway_with_a_reason() {
     if peers().is_none() {
         return;

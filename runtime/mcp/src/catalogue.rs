@@ -31,6 +31,8 @@ pub enum Hidden {
 pub struct Catalogue {
     pub shown: Vec<Tool>,
     pub hidden: BTreeMap<String, Hidden>,
+    /// Whether the server's tools were listed at all.
+    pub listed: bool,
 }
 
 impl Catalogue {

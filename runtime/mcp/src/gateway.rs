@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, ClientNotification, ClientRequest, DiscoverResult,
-    ErrorData, GetMeta, InitializeResult, ProtocolVersion, ServerConfig, ServerResult,
+    ErrorData, GetMeta, InitializeResult, ProtocolVersion, ServerConfig, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService, Service};
 use rmcp::{RoleClient, RoleServer};
@@ -120,21 +120,24 @@ impl Shared {
         let ServerResult::ListToolsResult(mut list) = answer else {
             return Ok(answer);
         };
+        list.tools = self.sort(std::mem::take(&mut list.tools), first_page);
+        Ok(ServerResult::ListToolsResult(list))
+    }
+
+    /// Sorts a page of the server's tools into the catalogue; the ones the client sees.
+    fn sort(&self, tools: Vec<Tool>, first_page: bool) -> Vec<Tool> {
         let loaded = self.engine.current();
         let probe = precheck::call(&loaded.config, &self.options.agent, String::new(), None);
-        let catalogue = Catalogue::build(
-            std::mem::take(&mut list.tools),
-            &loaded.chain,
-            &probe,
-            |name| self.options.vocabulary(name),
-        );
+        let catalogue = Catalogue::build(tools, &loaded.chain, &probe, |name| {
+            self.options.vocabulary(name)
+        });
         for (name, why) in &catalogue.hidden {
             if let Hidden::Malformed(problem) = why {
                 eprintln!("sluice mcp: warning: `{name}` is hidden from the client: {problem}");
             }
         }
-        list.tools = catalogue.shown.clone();
         if let Ok(mut current) = self.catalogue.lock() {
+            current.listed = true;
             // A later page of a paginated list keeps what earlier pages hid.
             if first_page {
                 current.hidden = catalogue.hidden;
@@ -142,7 +145,27 @@ impl Shared {
                 current.hidden.extend(catalogue.hidden);
             }
         }
-        Ok(ServerResult::ListToolsResult(list))
+        catalogue.shown
+    }
+
+    /// The catalogue, listed from the server first if the client never listed it: a client may
+    /// call a tool it was never shown, and a tool that cannot be checked is not called unchecked.
+    async fn hidden(&self, upstream: &Upstream, name: &str) -> Result<Option<Hidden>, ErrorData> {
+        let listed = self.catalogue.lock().is_ok_and(|c| c.listed);
+        if !listed {
+            let tools = upstream.peer.list_all_tools().await.map_err(|e| {
+                ErrorData::internal_error(
+                    format!("the server's tools could not be listed, so no call is made: {e}"),
+                    None,
+                )
+            })?;
+            self.sort(tools, true);
+        }
+        Ok(self
+            .catalogue
+            .lock()
+            .ok()
+            .and_then(|c| c.is_hidden(name).cloned()))
     }
 
     /// `tools/call` through the pipeline: pre-checks and gates, approval, the call with its
@@ -155,12 +178,7 @@ impl Shared {
     ) -> Result<ServerResult, ErrorData> {
         let started = Instant::now();
         let name = params.name.to_string();
-        let hidden = self
-            .catalogue
-            .lock()
-            .ok()
-            .and_then(|c| c.is_hidden(&name).cloned());
-        if let Some(why) = hidden {
+        if let Some(why) = self.hidden(upstream, &name).await? {
             return Err(unknown_tool(&name, &why));
         }
         let loaded = self.engine.current();
