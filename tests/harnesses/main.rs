@@ -19,6 +19,7 @@ mod copilot;
 mod fake_model;
 mod gemini;
 mod init;
+mod mcp;
 mod scenarios;
 mod served;
 #[path = "../support/server.rs"]
