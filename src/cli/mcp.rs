@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use sluice_http::{LogOptions, LogTarget};
-use sluice_mcp::Options;
+use sluice_mcp::{Options, Server};
 
 use super::CliError;
 
@@ -40,26 +40,43 @@ pub struct McpArgs {
     /// A JSON pointer into each logged call whose value is masked (`/args/content`); repeatable
     #[arg(long = "mask")]
     masks: Vec<String>,
+    /// A server already running that speaks streamable HTTP, instead of a command: `http://…/mcp`
+    #[arg(long, conflicts_with = "command", required_unless_present = "command")]
+    upstream: Option<String>,
     /// The server to start, after `--`: `sluice mcp -- npx -y @scope/server ARGS…`
-    #[arg(last = true, required = true, num_args = 1..)]
+    #[arg(last = true, num_args = 1..)]
     command: Vec<String>,
 }
 
 pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
     let config = super::serve::config_path(args.config)?;
-    let server = match args.name {
-        Some(name) => name,
-        None => server_name(&args.command),
+    let server = match args.upstream {
+        Some(url) if url.starts_with("http://") => Server::Url(url),
+        Some(url) => {
+            return Err(format!(
+                "`{url}` is not an http:// URL: the gateway reaches servers over plain HTTP (on loopback or a trusted network) or starts them with `-- COMMAND`"
+            ));
+        }
+        None => Server::Command(args.command),
     };
-    if server.is_empty() || server.contains("__") {
+    let name = match (args.name, &server) {
+        (Some(name), _) => name,
+        (None, Server::Command(command)) => server_name(command),
+        (None, Server::Url(_)) => {
+            return Err(
+                "`--upstream` needs `--name`: a URL does not say what the server is called".into(),
+            );
+        }
+    };
+    if name.is_empty() || name.contains("__") {
         return Err(format!(
-            "`{server}` cannot name a server: tools are `mcp__NAME__TOOL`, so give `--name` a name without `__`"
+            "`{name}` cannot name a server: tools are `mcp__NAME__TOOL`, so give `--name` a name without `__`"
         ));
     }
     let options = Options {
         config,
-        command: args.command,
         server,
+        name,
         agent: args.agent,
         tool_timeout: Duration::from_millis(args.tool_timeout_ms.max(1)),
         max_result_bytes: args.max_result_bytes,

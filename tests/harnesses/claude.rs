@@ -40,17 +40,25 @@ fn run_claude_with(project: &Project, command: &str, flags: &[&str]) -> (Output,
             input: json!({ "command": command, "description": "scripted" }),
         },
     );
-    let output = run(Command::new(binary)
+    let output = run(claude_command(&binary, project, &model)
+        .args(["-p", "run the command", "--output-format", "json"])
+        .args(flags));
+    (output, model)
+}
+
+/// `claude` in `project`, with a home of its own and `model` as its API, and nothing else of
+/// this machine's environment.
+pub fn claude_command(binary: &std::path::Path, project: &Project, model: &FakeModel) -> Command {
+    let mut command = Command::new(binary);
+    command
         .current_dir(&project.root)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &project.home)
         .env("ANTHROPIC_BASE_URL", model.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .args(["-p", "run the command", "--output-format", "json"])
-        .args(flags));
-    (output, model)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    command
 }
 
 fn session(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {

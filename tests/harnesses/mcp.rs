@@ -3,11 +3,11 @@
 //! the npm registry's `server-filesystem` (tests/mcp/package.json, installed by `.ci/run`).
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 
-use crate::claude::BINARY;
+use crate::claude::{self, BINARY};
 use crate::fake_model::{Api, FakeModel, ToolCall};
 use crate::{Project, SECRET, harness_binary, run, text};
 
@@ -71,22 +71,17 @@ fn session(
             input,
         },
     );
-    let output = run(Command::new(harness_binary(BINARY).unwrap())
-        .current_dir(&project.root)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &project.home)
-        .env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .args(["-p", "use the file tool", "--output-format", "json"])
-        .arg("--mcp-config")
-        .arg(&config)
-        .args([
-            "--strict-mcp-config",
-            "--allowedTools",
-            &format!("mcp__fs__{tool}"),
-        ]));
+    let output = run(
+        claude::claude_command(&harness_binary(BINARY).unwrap(), project, &model)
+            .args(["-p", "use the file tool", "--output-format", "json"])
+            .arg("--mcp-config")
+            .arg(&config)
+            .args([
+                "--strict-mcp-config",
+                "--allowedTools",
+                &format!("mcp__fs__{tool}"),
+            ]),
+    );
     (output, model)
 }
 

@@ -353,6 +353,66 @@ fn progress_cancellation_and_timeouts_cross_the_gateway() {
     assert_eq!(timeout["after"]["text"], "Echo: still here");
 }
 
+/// `server-everything` in its streamable HTTP mode, on a port of its own; stopped on drop.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(bin: &Path) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin.join("mcp-server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "server-everything never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_server_over_streamable_http_is_guarded_the_same() {
+    let Some(bin) = peers() else { return };
+    let project = Project::new("http");
+    let server = HttpServer::start(&bin);
+    let mut gateway = project.gateway("everything", &["--upstream", &server.url], &[]);
+    gateway.pop(); // no `--`: the server is the URL
+    let seen = scenario("everything", &project.root(), "accept:no", &gateway);
+    assert_eq!(seen["echo"]["text"], "Echo: hello [REDACTED token]");
+    assert!(seen["resources"].as_u64().unwrap() > 0);
+    assert_eq!(seen["ask"]["error"], true, "{seen}");
+    let progress = scenario("progress", &project.root(), "none", &gateway);
+    assert!(
+        !progress["updates"].as_array().unwrap().is_empty(),
+        "{progress}"
+    );
+}
+
 #[test]
 fn a_reload_that_changes_the_view_tells_the_client() {
     let Some(bin) = peers() else { return };

@@ -1,7 +1,7 @@
 //! The gateway as the client's server: every request goes to the server untouched, except
 //! `tools/list`, which shows the catalogue, and `tools/call`, which goes through the pipeline.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -26,10 +26,38 @@ pub struct Gateway {
     shared: Arc<Shared>,
 }
 
-pub(crate) struct Shared {
+/// What every client session shares: the chain, the options, the log, and the sessions open,
+/// which a reload tells of the change.
+pub(crate) struct Core {
     pub engine: Engine,
     pub options: Options,
     pub journal: Journal,
+    sessions: Mutex<Vec<Weak<Relay>>>,
+}
+
+impl Core {
+    pub fn new(engine: Engine, options: Options, journal: Journal) -> Arc<Core> {
+        Arc::new(Core {
+            engine,
+            options,
+            journal,
+            sessions: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The relays of the sessions still open.
+    pub fn sessions(&self) -> Vec<Arc<Relay>> {
+        let Ok(mut sessions) = self.sessions.lock() else {
+            return Vec::new();
+        };
+        sessions.retain(|relay| relay.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+/// One client session: its server session, the catalogue it was shown, how its server ended.
+pub(crate) struct Shared {
+    core: Arc<Core>,
     pub relay: Arc<Relay>,
     upstream: OnceCell<Upstream>,
     /// The catalogue of the last `tools/list`, which `tools/call` holds calls to.
@@ -41,13 +69,15 @@ pub(crate) struct Shared {
 }
 
 impl Gateway {
-    pub(crate) fn new(engine: Engine, options: Options, journal: Journal) -> Gateway {
+    pub(crate) fn new(core: Arc<Core>) -> Gateway {
+        let relay = Arc::new(Relay::default());
+        if let Ok(mut sessions) = core.sessions.lock() {
+            sessions.push(Arc::downgrade(&relay));
+        }
         Gateway {
             shared: Arc::new(Shared {
-                engine,
-                options,
-                journal,
-                relay: Arc::new(Relay::default()),
+                core,
+                relay,
                 upstream: OnceCell::new(),
                 catalogue: Mutex::new(Catalogue::default()),
                 upstream_gone: CancellationToken::new(),
@@ -68,7 +98,7 @@ impl Shared {
         self.upstream
             .get_or_try_init(|| async {
                 let (upstream, running) =
-                    upstream::start(&self.options.command, client, self.relay.clone()).await?;
+                    upstream::start(&self.core.options.server, client, self.relay.clone()).await?;
                 self.watch(running);
                 Ok::<Upstream, String>(upstream)
             })
@@ -83,7 +113,7 @@ impl Shared {
     fn watch(&self, running: RunningService<RoleClient, ServerSide>) {
         let gone = self.upstream_gone.clone();
         let end = self.upstream_end.clone();
-        let name = self.options.command.first().cloned().unwrap_or_default();
+        let name = self.core.options.server.to_string();
         tokio::spawn(async move {
             let reason = match running.waiting().await {
                 Ok(reason) => format!("{reason:?}"),
@@ -126,10 +156,15 @@ impl Shared {
 
     /// Sorts a page of the server's tools into the catalogue; the ones the client sees.
     fn sort(&self, tools: Vec<Tool>, first_page: bool) -> Vec<Tool> {
-        let loaded = self.engine.current();
-        let probe = precheck::call(&loaded.config, &self.options.agent, String::new(), None);
+        let loaded = self.core.engine.current();
+        let probe = precheck::call(
+            &loaded.config,
+            &self.core.options.agent,
+            String::new(),
+            None,
+        );
         let catalogue = Catalogue::build(tools, &loaded.chain, &probe, |name| {
-            self.options.vocabulary(name)
+            self.core.options.vocabulary(name)
         });
         for (name, why) in &catalogue.hidden {
             if let Hidden::Malformed(problem) = why {
@@ -181,11 +216,11 @@ impl Shared {
         if let Some(why) = self.hidden(upstream, &name).await? {
             return Err(unknown_tool(&name, &why));
         }
-        let loaded = self.engine.current();
-        let vocabulary = self.options.vocabulary(&name);
+        let loaded = self.core.engine.current();
+        let vocabulary = self.core.options.vocabulary(&name);
         let call = precheck::call(
             &loaded.config,
-            &self.options.agent,
+            &self.core.options.agent,
             vocabulary.clone(),
             params.arguments.clone(),
         );
@@ -197,7 +232,8 @@ impl Shared {
                 .await
                 .err(),
         };
-        self.journal
+        self.core
+            .journal
             .decision(&loaded, &call, &ruling, refusal.is_some(), started);
         if let Some(reason) = refusal {
             return Ok(ServerResult::CallToolResult(postcheck::error_result(
@@ -212,7 +248,7 @@ impl Shared {
                 with_meta(request, context),
                 context.meta.get_progress_token(),
                 &context.ct,
-                Some(self.options.tool_timeout),
+                Some(self.core.options.tool_timeout),
             )
             .await;
         let result = match answer {
@@ -233,9 +269,15 @@ impl Shared {
             }
             Err(failure) => return Err(failure.into_error()),
         };
-        let checked = postcheck::check(&loaded.chain, &call, result, self.options.max_result_bytes);
+        let checked = postcheck::check(
+            &loaded.chain,
+            &call,
+            result,
+            self.core.options.max_result_bytes,
+        );
         if checked.kind != PostcheckKind::Accept {
-            self.journal
+            self.core
+                .journal
                 .postcheck(&loaded, &call, checked.kind, started);
         }
         Ok(ServerResult::CallToolResult(checked.result))

@@ -22,6 +22,7 @@ mod reload;
 mod upstream;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -33,10 +34,10 @@ pub use catalogue::{Catalogue, Hidden, always_refused};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub config: PathBuf,
-    /// The server to start: a program and its arguments.
-    pub command: Vec<String>,
+    /// The server behind the gateway.
+    pub server: Server,
     /// The server's name in the policies' vocabulary: its tools are `mcp__NAME__TOOL`.
-    pub server: String,
+    pub name: String,
     /// The agent id calls carry, which `scope = "agent:ID"` selects.
     pub agent: String,
     /// How long a tool call may run before the gateway cancels it.
@@ -49,7 +50,25 @@ pub struct Options {
 impl Options {
     /// A tool's name in the policies: `mcp__SERVER__TOOL`, as hosts name MCP tools.
     pub fn vocabulary(&self, tool: &str) -> String {
-        format!("mcp__{}__{tool}", self.server)
+        format!("mcp__{}__{tool}", self.name)
+    }
+}
+
+/// Where the server is.
+#[derive(Clone, Debug)]
+pub enum Server {
+    /// A program the gateway starts, speaking stdio: the program and its arguments.
+    Command(Vec<String>),
+    /// A server already running, speaking streamable HTTP at this URL.
+    Url(String),
+}
+
+impl std::fmt::Display for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Server::Command(command) => write!(f, "{}", command.first().map_or("", String::as_str)),
+            Server::Url(url) => write!(f, "{url}"),
+        }
     }
 }
 
@@ -66,15 +85,21 @@ pub enum GatewayError {
     Upstream(String),
 }
 
-/// Serves the client on this process's stdin and stdout until either side ends the session.
-/// `Ok` when the client ended it; an error says why the server's end (or the start) failed.
-pub async fn run_stdio(options: Options) -> Result<(), GatewayError> {
+/// The chain compiled and the decision log open: what every session shares.
+fn start(options: Options) -> Result<Arc<gateway::Core>, GatewayError> {
     let engine = Engine::start(options.config.clone()).map_err(GatewayError::Config)?;
     let log = match &options.log {
         Some(log) => Some(DecisionLog::open(log).map_err(GatewayError::Log)?),
         None => None,
     };
-    let gateway = gateway::Gateway::new(engine, options, log::Journal::new(log));
+    Ok(gateway::Core::new(engine, options, log::Journal::new(log)))
+}
+
+/// Serves the client on this process's stdin and stdout until either side ends the session.
+/// `Ok` when the client ended it; an error says why the server's end (or the start) failed.
+pub async fn run_stdio(options: Options) -> Result<(), GatewayError> {
+    let core = start(options)?;
+    let gateway = gateway::Gateway::new(core.clone());
     let shared = gateway.shared();
     let running = gateway
         // Pipes, as hosts start servers, are read on the IO reactor: no hand-off to a blocking
@@ -82,7 +107,7 @@ pub async fn run_stdio(options: Options) -> Result<(), GatewayError> {
         .serve(rmcp::transport::io::stdio_pipes())
         .await
         .map_err(|e| GatewayError::Client(e.to_string()))?;
-    tokio::spawn(reload::watch(shared.clone()));
+    tokio::spawn(reload::watch(core));
     let client_gone = running.cancellation_token();
     let session = tokio::spawn(running.waiting());
     let upstream_failed = |shared: &gateway::Shared| {

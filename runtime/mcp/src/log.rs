@@ -49,26 +49,26 @@ impl Journal {
         );
         self.metrics.latency(ENDPOINT, started.elapsed());
         self.write(Entry {
-            decision_id: &new_id(),
-            time: SystemTime::now(),
-            endpoint: ENDPOINT,
-            agent: &call.agent.id,
-            tool: &call.tool,
             decision,
             reason: Some(ruling.reason.as_str()).filter(|r| !r.is_empty()),
             rule: outcome.and_then(|o| o.rule.as_ref()),
             decided_by: outcome.and_then(|o| o.decided_by.as_deref()),
-            policy_hash: &loaded.hash,
-            latency_us: started.elapsed().as_micros() as u64,
-            postcheck: None,
-            input: self.input(call),
+            ..self.entry(loaded, call, started)
         });
     }
 
     /// A post-check that changed or withheld a result.
     pub fn postcheck(&self, loaded: &Loaded, call: &Call, kind: PostcheckKind, started: Instant) {
         self.write(Entry {
-            decision_id: &new_id(),
+            postcheck: Some(serde_json::json!({ "outcome": kind })),
+            ..self.entry(loaded, call, started)
+        });
+    }
+
+    /// A line about `call`, with no decision in it yet.
+    fn entry<'a>(&self, loaded: &'a Loaded, call: &'a Call, started: Instant) -> Entry<'a> {
+        Entry {
+            decision_id: "",
             time: SystemTime::now(),
             endpoint: ENDPOINT,
             agent: &call.agent.id,
@@ -79,9 +79,9 @@ impl Journal {
             decided_by: None,
             policy_hash: &loaded.hash,
             latency_us: started.elapsed().as_micros() as u64,
-            postcheck: Some(serde_json::json!({ "outcome": kind })),
+            postcheck: None,
             input: self.input(call),
-        });
+        }
     }
 
     fn input(&self, call: &Call) -> serde_json::Value {
@@ -93,7 +93,14 @@ impl Journal {
 
     fn write(&self, entry: Entry<'_>) {
         if let Some(log) = &self.log {
-            log.write(&entry, &self.metrics);
+            let id = new_id();
+            log.write(
+                &Entry {
+                    decision_id: &id,
+                    ..entry
+                },
+                &self.metrics,
+            );
         }
     }
 }

@@ -8,40 +8,42 @@ use std::time::Duration;
 use rmcp::model::{ServerNotification, ToolListChangedNotification};
 use sluice_http::fingerprint;
 
-use crate::gateway::Shared;
+use crate::gateway::Core;
 
 const INTERVAL: Duration = Duration::from_secs(1);
 
-pub async fn watch(shared: Arc<Shared>) {
-    let mut seen = fingerprint(&shared.engine.current().watched);
+pub async fn watch(core: Arc<Core>) {
+    let mut seen = fingerprint(&core.engine.current().watched);
     let mut ticker = tokio::time::interval(INTERVAL);
     loop {
         ticker.tick().await;
-        let now = fingerprint(&shared.engine.current().watched);
+        let now = fingerprint(&core.engine.current().watched);
         if now == seen {
             continue;
         }
         seen = now;
-        let reloading = shared.clone();
+        let reloading = core.clone();
         match tokio::task::spawn_blocking(move || reloading.engine.reload()).await {
             Ok(Ok(true)) => {
                 eprintln!(
                     "sluice mcp: reloaded, policy {}",
-                    shared.engine.current().hash
+                    core.engine.current().hash
                 );
-                seen = fingerprint(&shared.engine.current().watched);
-                if let Some(client) = shared.relay.downstream() {
-                    let changed = ServerNotification::ToolListChangedNotification(
-                        ToolListChangedNotification::default(),
-                    );
-                    let _ = client.send_notification(changed).await;
+                seen = fingerprint(&core.engine.current().watched);
+                for relay in core.sessions() {
+                    if let Some(client) = relay.downstream() {
+                        let changed = ServerNotification::ToolListChangedNotification(
+                            ToolListChangedNotification::default(),
+                        );
+                        let _ = client.send_notification(changed).await;
+                    }
                 }
             }
             Ok(Ok(false)) => {}
             Ok(Err(failure)) => {
                 eprintln!(
                     "sluice mcp: reload refused, still using policy {}: {}",
-                    shared.engine.current().hash,
+                    core.engine.current().hash,
                     failure.error
                 );
                 for line in &failure.diagnostics {

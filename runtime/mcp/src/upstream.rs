@@ -13,9 +13,10 @@ use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext,
     RunningService, Service,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, RoleServer};
 
+use crate::Server;
 use crate::relay::{Relay, exchange};
 
 /// The server, connected.
@@ -24,38 +25,42 @@ pub struct Upstream {
     pub info: ServerPeerInfo,
 }
 
-/// Starts `command` and opens a session with it, in whichever protocol era it speaks, as a
-/// client with `client`'s identity and capabilities.
+/// Starts or reaches `server` and opens a session with it, in whichever protocol era it
+/// speaks, as a client with `client`'s identity and capabilities.
 pub async fn start(
-    command: &[String],
+    server: &Server,
     client: ClientConfig,
     relay: Arc<Relay>,
 ) -> Result<(Upstream, RunningService<RoleClient, ServerSide>), String> {
-    let Some((program, args)) = command.split_first() else {
-        return Err("no server command was given".into());
-    };
-    let mut process = tokio::process::Command::new(program);
-    process.args(args);
-    let (transport, _) = TokioChildProcess::builder(process)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let service = ServerSide { relay, client };
-    let running = service
-        .serve_with_lifecycle(
-            transport,
-            ClientLifecycleMode::Auto {
-                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-                legacy_version: None,
-            },
-        )
-        .await
-        .map_err(|e| format!("`{program}` did not open an MCP session: {e}"))?;
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    let running = match server {
+        Server::Command(command) => {
+            let Some((program, args)) = command.split_first() else {
+                return Err("no server command was given".into());
+            };
+            let mut process = tokio::process::Command::new(program);
+            process.args(args);
+            let (transport, _) = TokioChildProcess::builder(process)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+            service.serve_with_lifecycle(transport, lifecycle).await
+        }
+        Server::Url(url) => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            service.serve_with_lifecycle(transport, lifecycle).await
+        }
+    }
+    .map_err(|e| format!("`{server}` did not open an MCP session: {e}"))?;
     let peer = running.peer().clone();
     let info = peer
         .peer_info()
         .map(|info| (*info).clone())
-        .ok_or_else(|| format!("`{program}` did not say what it serves"))?;
+        .ok_or_else(|| format!("`{server}` did not say what it serves"))?;
     Ok((Upstream { peer, info }, running))
 }
 
