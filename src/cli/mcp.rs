@@ -40,6 +40,10 @@ pub struct McpArgs {
     /// A JSON pointer into each logged call whose value is masked (`/args/content`); repeatable
     #[arg(long = "mask")]
     masks: Vec<String>,
+    /// Serve clients over streamable HTTP at `http://ADDR/mcp` (loopback only) instead of on
+    /// stdin and stdout; each client session gets a server session of its own
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
     /// A server already running that speaks streamable HTTP, instead of a command: `http://…/mcp`
     #[arg(long, conflicts_with = "command", required_unless_present = "command")]
     upstream: Option<String>,
@@ -93,7 +97,10 @@ pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the gateway's runtime: {e}"))?;
-    let outcome = runtime.block_on(sluice_mcp::run_stdio(options));
+    let outcome = match args.listen {
+        Some(listen) => runtime.block_on(sluice_mcp::run_http(options, listen)),
+        None => runtime.block_on(sluice_mcp::run_stdio(options)),
+    };
     // A read of stdin cannot be cancelled; the process ends here rather than wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     outcome.map_err(|e| e.to_string())?;

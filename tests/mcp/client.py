@@ -1,6 +1,6 @@
 """The MCP gateway tests' client: the official Python SDK, driving `sluice mcp` over stdio.
 
-Usage: client.py SCENARIO SERVER_COMMAND...   (the gateway command, from `sluice`, after the name)
+Usage: client.py SCENARIO ROOT ELICIT GATEWAY...  (the gateway's command line, or its http:// URL)
 
 Each scenario prints one JSON object of what it saw; tests/mcp/main.rs asserts on it. Nothing is
 asserted here, so a changed behaviour shows as a changed observation, not a Python traceback.
@@ -12,6 +12,7 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def text_of(result):
@@ -137,8 +138,11 @@ async def main():
     if elicit != "none":
         action, _, approve = elicit.partition(":")
         callback = approver(action, approve == "yes")
-    params = StdioServerParameters(command=command[0], args=command[1:])
-    async with stdio_client(params) as (read, write):
+    if command[0].startswith("http://"):
+        transport = streamable_http_client(command[0])
+    else:
+        transport = stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
+    async with transport as (read, write):
         async with ClientSession(read, write, elicitation_callback=callback, message_handler=on_message) as session:
             await session.initialize()
             await SCENARIOS[scenario](session, seen, root)

@@ -14,6 +14,7 @@
 
 mod catalogue;
 mod gateway;
+mod http;
 mod log;
 mod postcheck;
 mod precheck;
@@ -83,6 +84,14 @@ pub enum GatewayError {
     Client(String),
     #[error("{0}")]
     Upstream(String),
+    #[error("{0}")]
+    Listen(String),
+}
+
+/// Serves clients over streamable HTTP at `http://LISTEN/mcp` until interrupted. Each client
+/// session gets a server session of its own (for a command, a process of its own).
+pub async fn run_http(options: Options, listen: std::net::SocketAddr) -> Result<(), GatewayError> {
+    http::serve(start(options)?, listen).await
 }
 
 /// The chain compiled and the decision log open: what every session shares.

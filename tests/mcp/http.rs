@@ -1,0 +1,179 @@
+//! Streamable HTTP on either side: a server already running, and clients of a gateway that
+//! listens.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::{Project, everything, filesystem, peers, scenario};
+
+struct HttpServer {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl HttpServer {
+    fn start(bin: &Path) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin.join("mcp-server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "server-everything never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_server_over_streamable_http_is_guarded_the_same() {
+    let Some(bin) = peers() else { return };
+    let project = Project::new("http");
+    let server = HttpServer::start(&bin);
+    let mut gateway = project.gateway("everything", &["--upstream", &server.url], &[]);
+    gateway.pop(); // no `--`: the server is the URL
+    let seen = scenario("everything", &project.root(), "accept:no", &gateway);
+    assert_eq!(seen["echo"]["text"], "Echo: hello [REDACTED token]");
+    assert!(seen["resources"].as_u64().unwrap() > 0);
+    assert_eq!(seen["ask"]["error"], true, "{seen}");
+    let progress = scenario("progress", &project.root(), "none", &gateway);
+    assert!(
+        !progress["updates"].as_array().unwrap().is_empty(),
+        "{progress}"
+    );
+}
+
+/// `sluice mcp --listen` on a port of its own; stopped on drop.
+pub struct Listening {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Listening {
+    pub fn start(project: &Project, name: &str, server: &[String]) -> Listening {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let line = project.gateway(name, &["--listen", &address], server);
+        let child = Command::new(&line[0])
+            .args(&line[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the gateway never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Listening {
+            child,
+            url: format!("http://{address}/mcp"),
+        }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn clients_over_streamable_http_are_guarded_the_same() {
+    let Some(bin) = peers() else { return };
+    let project = Project::new("listen");
+    let files = Listening::start(&project, "fs", &filesystem(&bin, &project));
+    let seen = scenario(
+        "filesystem",
+        &project.root(),
+        "none",
+        std::slice::from_ref(&files.url),
+    );
+    assert!(
+        !project.root().join("a.env").exists(),
+        "the denied write reached the server"
+    );
+    assert!(
+        seen["env_write"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("deny_env_writes"),
+        "{seen}"
+    );
+    assert!(
+        seen["read"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED token]"),
+        "{seen}"
+    );
+    assert!(
+        !seen["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "move_file"),
+        "{seen}"
+    );
+
+    let echo = Listening::start(&project, "everything", &everything(&bin));
+    let approved = scenario(
+        "everything",
+        &project.root(),
+        "accept:yes",
+        std::slice::from_ref(&echo.url),
+    );
+    assert_eq!(approved["ask"]["text"], "Echo: ask me", "{approved}");
+    let progress = scenario(
+        "progress",
+        &project.root(),
+        "none",
+        std::slice::from_ref(&echo.url),
+    );
+    assert!(
+        !progress["updates"].as_array().unwrap().is_empty(),
+        "{progress}"
+    );
+}
+
+#[test]
+fn the_gateway_listens_on_loopback_only() {
+    let project = Project::new("listen-wide");
+    let line = project.gateway("x", &["--listen", "0.0.0.0:0"], &["true".to_string()]);
+    let output = Command::new(&line[0]).args(&line[1..]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+}
