@@ -10,7 +10,7 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, types
+from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -131,6 +131,18 @@ SCENARIOS = {
 }
 
 
+async def modern(command, callback):
+    """The SDK's high-level client, which probes `server/discover` and speaks 2026-07-28 where it can."""
+    seen = {}
+    server = command[0] if command[0].startswith("http://") else StdioServerParameters(command=command[0], args=command[1:])
+    async with Client(server, elicitation_callback=callback) as client:
+        seen["version"] = client.protocol_version
+        seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        seen["echo"] = outcome(await client.call_tool("echo", {"message": "hello tok_abcd1234"}))
+        seen["ask"] = outcome(await client.call_tool("echo", {"message": "ask me"}))
+    return seen
+
+
 async def main():
     scenario, root, elicit, command = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     seen = {}
@@ -138,6 +150,9 @@ async def main():
     if elicit != "none":
         action, _, approve = elicit.partition(":")
         callback = approver(action, approve == "yes")
+    if scenario == "modern":
+        print(json.dumps(await modern(command, callback)))
+        return
     if command[0].startswith("http://"):
         transport = streamable_http_client(command[0])
     else:

@@ -177,3 +177,21 @@ fn the_gateway_listens_on_loopback_only() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("not a loopback address"), "{stderr}");
 }
+
+#[test]
+fn a_client_of_the_2026_revision_is_served_over_both_transports() {
+    let Some(bin) = peers() else { return };
+    let project = Project::new("modern");
+    let stdio = project.gateway("everything", &[], &everything(&bin));
+    let listening = Listening::start(&project, "everything", &everything(&bin));
+    for gateway in [stdio, vec![listening.url.clone()]] {
+        let seen = scenario("modern", &project.root(), "accept:yes", &gateway);
+        assert_eq!(seen["version"], "2026-07-28", "{seen}");
+        assert_eq!(
+            seen["echo"]["text"], "Echo: hello [REDACTED token]",
+            "{seen}"
+        );
+        // No request can go from the server to the client in this revision: the ask fails closed.
+        assert_eq!(seen["ask"]["error"], true, "{seen}");
+    }
+}

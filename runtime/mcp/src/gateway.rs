@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, ClientNotification, ClientRequest, DiscoverResult,
-    ErrorData, GetMeta, InitializeResult, ProtocolVersion, ServerConfig, ServerResult, Tool,
+    ErrorData, GetMeta, InitializeResult, ProtocolVersion, ResultType, ServerConfig, ServerResult,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService, Service};
 use rmcp::{RoleClient, RoleServer};
@@ -379,6 +380,7 @@ impl Service<RoleServer> for Gateway {
         };
         result.map(|mut result| {
             if modern {
+                mark_complete(&mut result);
                 result.fill_missing_cache_hints();
             } else {
                 result.strip_result_type_for_legacy_peer();
@@ -414,6 +416,23 @@ impl Service<RoleServer> for Gateway {
             None => InitializeResult::new(Default::default()),
         }
     }
+}
+
+/// A result from a server of the older era, in the shape the 2026-07-28 revision requires of a
+/// final result: `resultType: "complete"`.
+fn mark_complete(result: &mut ServerResult) {
+    let result_type = match result {
+        ServerResult::CompleteResult(r) => &mut r.result_type,
+        ServerResult::GetPromptResult(r) => &mut r.result_type,
+        ServerResult::ListPromptsResult(r) => &mut r.result_type,
+        ServerResult::ListResourcesResult(r) => &mut r.result_type,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.result_type,
+        ServerResult::ReadResourceResult(r) => &mut r.result_type,
+        ServerResult::ListToolsResult(r) => &mut r.result_type,
+        ServerResult::CallToolResult(r) => &mut r.result_type,
+        _ => return,
+    };
+    result_type.get_or_insert(ResultType::COMPLETE);
 }
 
 /// The request with the client's `_meta` back on it, less the keys each session sets itself.
