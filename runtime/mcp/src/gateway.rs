@@ -95,11 +95,15 @@ impl Gateway {
 impl Shared {
     /// The server's session, opened on the client's first request with the client's identity
     /// and capabilities, so that the server offers what it would offer the client itself.
-    async fn upstream(&self, client: ClientConfig) -> Result<&Upstream, ErrorData> {
+    async fn upstream(
+        &self,
+        client: impl FnOnce() -> ClientConfig,
+    ) -> Result<&Upstream, ErrorData> {
         self.upstream
             .get_or_try_init(|| async {
                 let (upstream, running) =
-                    upstream::start(&self.core.options.server, client, self.relay.clone()).await?;
+                    upstream::start(&self.core.options.server, client(), self.relay.clone())
+                        .await?;
                 self.watch(running);
                 Ok::<Upstream, String>(upstream)
             })
@@ -110,7 +114,7 @@ impl Shared {
             })
     }
 
-    /// Ends the gateway when the server's session ends, saying why.
+    /// Marks the server gone when its session ends, and why: over stdio the gateway then ends.
     fn watch(&self, running: RunningService<RoleClient, ServerSide>) {
         let gone = self.upstream_gone.clone();
         let end = self.upstream_end.clone();
@@ -303,6 +307,8 @@ impl Shared {
             .map_err(Failure::into_error)
     }
 
+    /// The identity and capabilities the server's session opens with: the client's own, from
+    /// its `initialize` or, in the 2026-07-28 revision, from its request's `_meta`.
     fn client_config(
         &self,
         context: &RequestContext<RoleServer>,
@@ -349,7 +355,7 @@ impl Service<RoleServer> for Gateway {
         let shared = &self.shared;
         shared.relay.meet_downstream(&context.peer);
         let upstream = shared
-            .upstream(shared.client_config(&context, &request))
+            .upstream(|| shared.client_config(&context, &request))
             .await?;
         let modern = context
             .protocol_version()
