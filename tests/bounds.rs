@@ -227,3 +227,50 @@ fn a_call_over_the_size_limit_is_refused_never_allowed() {
     );
     assert!(records[1]["decision"].is_string(), "{stdout}");
 }
+
+#[path = "../runtime/benches/hostile_calls.rs"]
+mod hostile_calls;
+
+/// Every hostile shape at the size limit, through the default chain: a decision comes back
+/// (deny when its budget ran out), a hostile command line is never allowed or delegated, and a
+/// post-check cut short fails the result rather than pass it unread. The time bound is the
+/// budget plus generous room for unoptimized test builds on a loaded machine: what it catches is
+/// a decision that ignores its budget, which took seconds before.
+#[test]
+fn every_hostile_call_at_the_size_limit_ends_near_its_budget_and_fails_closed() {
+    use sluice_compiler::budget::EXCEEDED;
+    use sluice_compiler::call::Status;
+    use sluice_compiler::decision::{Decision, PostcheckKind};
+    use sluice_compiler::jit::Backend;
+    use sluice_runtime::config::{Config, STARTER};
+
+    let dir = temp_dir("hostile");
+    let config = Config::parse(&dir.join("sluice.toml"), STARTER.to_string()).unwrap();
+    let chain = config.chain(Backend::Jit).unwrap();
+    for (name, mut call) in hostile_calls::hostile_calls() {
+        config.complete(&mut call);
+        let start = std::time::Instant::now();
+        let outcome = chain.evaluate(&call);
+        let took = start.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{name}: {took:?}"
+        );
+        let over = outcome.errors.iter().any(|e| e.failure.error == EXCEEDED);
+        if over {
+            assert_eq!(outcome.decision, Decision::Deny, "{name}");
+            if let Some(post) = &outcome.postcheck {
+                assert_eq!(post.outcome, PostcheckKind::Fail, "{name}");
+                assert_eq!(post.status, Status::Error, "{name}");
+            }
+        }
+        if name.starts_with("bash/") {
+            assert!(
+                matches!(outcome.decision, Decision::Ask | Decision::Deny),
+                "{name}: {:?} {:?}",
+                outcome.decision,
+                outcome.reason
+            );
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The Sluice policy language: parser, checker, linter, predicate IR and reference interpreter.
 
 pub mod ast;
+pub mod budget;
 pub mod builtin;
 pub mod call;
 mod call_json;

@@ -108,6 +108,8 @@ impl Chain {
 
     /// Judges `call` (and its result, when it has one) with every set of the chain.
     pub fn evaluate(&self, call: &Call) -> ChainOutcome {
+        // One budget for the whole chain: each set's evaluation spends from it.
+        let _budget = sluice_compiler::budget::decision();
         let mut out = ChainOutcome {
             tool: call.tool.clone(),
             decision: Decision::Delegate,

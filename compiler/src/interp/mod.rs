@@ -16,16 +16,17 @@ pub mod ops;
 pub mod parses;
 mod parts;
 pub mod path;
+mod postcheck;
 mod settled;
 mod value;
 
 use serde_json::Value as Json;
 
 use crate::ast::RuleKind;
-use crate::call::{Agent, Call, Status, ToolResult};
+use crate::budget;
+use crate::call::{Agent, Call, ToolResult};
 use crate::decision::{
-    AppliedEffect, Decision, EvalFailure, Failure, Match, Outcome, PartVerdict, PostcheckKind,
-    PostcheckOutcome, PostcheckStep, PrecheckOutcome, Veto,
+    Decision, EvalFailure, Match, Outcome, PartVerdict, PostcheckOutcome, PrecheckOutcome, Veto,
 };
 use crate::ir::{EffectIr, Program, RuleIr, ToolRef};
 use crate::jit::{NativeCode, NativeFrame};
@@ -185,6 +186,7 @@ impl<'p> Evaluator<'p> {
     where
         'p: 'a,
     {
+        let _budget = budget::decision();
         let mut errors = Vec::new();
         let view = CallRef::from(call);
         let (tool, precheck, gates, concurrent) = match self.settled(view) {
@@ -239,6 +241,7 @@ impl<'p> Evaluator<'p> {
     }
 
     pub fn precheck<'a>(&self, call: impl Into<CallRef<'a>>) -> PrecheckOutcome {
+        let _budget = budget::decision();
         self.precheck_in(&mut self.reading(call.into()), &mut Vec::new())
     }
 
@@ -249,6 +252,7 @@ impl<'p> Evaluator<'p> {
     }
 
     pub fn gates<'a>(&self, call: impl Into<CallRef<'a>>) -> Vec<Veto> {
+        let _budget = budget::decision();
         self.gates_in(&mut self.reading(call.into()), &mut Vec::new(), None)
     }
 
@@ -259,6 +263,7 @@ impl<'p> Evaluator<'p> {
         &self,
         call: impl Into<CallRef<'a>>,
     ) -> (PrecheckOutcome, Option<Vec<Veto>>) {
+        let _budget = budget::decision();
         let call = call.into();
         if let Some(settled) = self.settled(call) {
             let gates = (settled.precheck.decision != Decision::Deny).then_some(settled.gates);
@@ -276,6 +281,7 @@ impl<'p> Evaluator<'p> {
         call: impl Into<CallRef<'a>>,
         result: &ToolResult,
     ) -> PostcheckOutcome {
+        let _budget = budget::decision();
         self.postcheck_with(call.into(), result, &mut Vec::new())
     }
 
@@ -401,7 +407,8 @@ impl<'p> Evaluator<'p> {
                 }
                 None => self.fire(rule, facts, (scan.as_mut(), native)),
             };
-            match fired {
+            let over = budget::passed();
+            match within_budget(fired, over, rule) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push((rule.index, effect)),
                 Err(error) => {
@@ -420,6 +427,9 @@ impl<'p> Evaluator<'p> {
                     };
                     matched.push((rule.index, denial));
                 }
+            }
+            if over {
+                break;
             }
         }
         if matched.is_empty() && judged.is_empty() {
@@ -511,7 +521,8 @@ impl<'p> Evaluator<'p> {
                     _ => Ok(None),
                 }
             })();
-            match verdict {
+            let over = budget::passed();
+            match within_budget(verdict, over, rule) {
                 Ok(None) => {}
                 Ok(Some(reason)) => vetoes.push(Veto {
                     rule: rule.meta.clone(),
@@ -532,130 +543,11 @@ impl<'p> Evaluator<'p> {
                     });
                 }
             }
+            if over {
+                break;
+            }
         }
         vetoes
-    }
-
-    fn postcheck_with(
-        &self,
-        call: CallRef<'_>,
-        result: &ToolResult,
-        errors: &mut Vec<EvalFailure>,
-    ) -> PostcheckOutcome {
-        let mut current = result.clone();
-        let mut outcome = PostcheckOutcome {
-            status: result.status,
-            outcome: PostcheckKind::Accept,
-            content: String::new(),
-            value: Json::Null,
-            failure: None,
-            attached: Vec::new(),
-            applied: Vec::new(),
-            steps: Vec::new(),
-        };
-        let mut rules = self.applicable(
-            RuleKind::Postcheck,
-            self.program.dispatch.resolve(call.tool),
-        );
-        // The result's fields are read, and scanned, once for every rule until one rewrites
-        // the result; the rules after it read the rewritten result.
-        'reading: loop {
-            let result_json = current.to_json();
-            let roots = self.roots(call, Some(&result_json));
-            let facts = Facts::fill(self.program, call.tool, &roots);
-            let mut scan = self.scans.map(ScanFrame::new);
-            for rule in rules.by_ref() {
-                let mut native = Native::Unmade;
-                let mut evaluation = Evaluation::new(self.program, rule, &facts);
-                let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
-                    if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
-                        return Ok(None);
-                    }
-                    let mut changes = Vec::new();
-                    for effect in &rule.effects {
-                        changes.push(match effect {
-                            EffectIr::ReplaceContent(e) => {
-                                AppliedEffect::Content(evaluation.text(*e)?)
-                            }
-                            EffectIr::ReplaceValue(e) => {
-                                AppliedEffect::Value(evaluation.eval(*e)?.to_json())
-                            }
-                            EffectIr::Attach(e) => AppliedEffect::Attach(evaluation.text(*e)?),
-                            EffectIr::Fail { message, context } => AppliedEffect::Fail(Failure {
-                                message: evaluation.text(*message)?,
-                                context: match context {
-                                    Some(c) => Some(evaluation.text(*c)?),
-                                    None => None,
-                                },
-                            }),
-                            _ => AppliedEffect::Accept,
-                        });
-                    }
-                    Ok(Some(changes))
-                })();
-                let changes = match applied {
-                    Ok(None) => continue,
-                    Ok(Some(changes)) => changes,
-                    Err(error) => {
-                        let message = format!(
-                            "policy error in post-check `{}`: {}",
-                            rule.meta.name, error.message
-                        );
-                        errors.push(EvalFailure {
-                            rule: rule.meta.clone(),
-                            error: error.message,
-                        });
-                        vec![AppliedEffect::Fail(Failure {
-                            message,
-                            context: None,
-                        })]
-                    }
-                };
-                let mut rewritten = false;
-                outcome.applied.push(rule.meta.clone());
-                outcome.steps.push(PostcheckStep {
-                    rule: rule.meta.clone(),
-                    effects: changes.clone(),
-                });
-                for change in changes {
-                    match change {
-                        AppliedEffect::Accept => {}
-                        AppliedEffect::Content(c) => {
-                            rewritten |= c != current.content;
-                            current.content = c;
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Value(v) => {
-                            rewritten |= v != current.value;
-                            current.value = v;
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Attach(a) => {
-                            outcome.attached.push(a);
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
-                    }
-                }
-                if outcome.failure.is_some() {
-                    outcome.outcome = PostcheckKind::Fail;
-                    // A failure exposes only the context the failing rule gave.
-                    outcome.attached.clear();
-                    break 'reading;
-                }
-                if rewritten {
-                    continue 'reading;
-                }
-            }
-            break;
-        }
-        outcome.status = match (&outcome.failure, current.status) {
-            (Some(_), Status::Ok) => Status::Error,
-            (_, status) => status,
-        };
-        outcome.content = current.content;
-        outcome.value = current.value;
-        outcome
     }
 
     /// Whether any rule of `kind` applies to `tool`: when none does, the stage has nothing to
@@ -740,4 +632,20 @@ pub fn decide(matched: Vec<Match>) -> PrecheckOutcome {
         matched,
         parts: Vec::new(),
     }
+}
+
+/// A rule's result, or the budget's error when the decision ran out of time by its end: what
+/// the rule concluded late is not trusted, and the stage stops after it.
+fn within_budget<T>(
+    result: Result<T, EvalError>,
+    over: bool,
+    rule: &RuleIr,
+) -> Result<T, EvalError> {
+    if over {
+        return Err(EvalError {
+            message: budget::EXCEEDED.to_string(),
+            span: rule.meta.span,
+        });
+    }
+    result
 }

@@ -264,6 +264,11 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
 
 /// A builtin function applied to its evaluated arguments.
 pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResult<'a> {
+    // One condition may call builtins many times over a long argument: past the decision's
+    // budget, the next call fails the rule rather than the decision running on.
+    if crate::budget::passed() {
+        return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
+    }
     let arg = |n: usize| {
         args.get(n).map(Borrow::borrow).ok_or_else(|| {
             Fault::Failed(format!("internal: `{}` lacks an argument", builtin.name()))

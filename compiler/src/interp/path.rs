@@ -5,14 +5,31 @@
 /// `..` never climbs above the root of an absolute path, and is kept at the front of a relative
 /// one, so `/home/me/project/../.ssh` becomes `/home/me/.ssh`.
 pub fn normalize(path: &str, base: Option<&str>) -> String {
-    let joined;
-    let path = match base {
+    match base {
         Some(base) if !path.starts_with('/') && !path.starts_with('~') => {
-            joined = format!("{base}/{path}");
-            joined.as_str()
+            let joined = format!("{base}/{path}");
+            if is_normal(&joined) {
+                joined
+            } else {
+                rebuild(&joined)
+            }
         }
-        _ => path,
-    };
+        _ if is_normal(path) => path.to_string(),
+        _ => rebuild(path),
+    }
+}
+
+/// Whether `path` is its own normal form: most paths are, and are then copied, not rebuilt.
+fn is_normal(path: &str) -> bool {
+    match path.strip_prefix('/') {
+        Some("") => true,
+        Some(body) => body.split('/').all(|part| !matches!(part, "" | "." | "..")),
+        None => !path.is_empty() && path.split('/').all(|part| !matches!(part, "" | "." | "..")),
+    }
+}
+
+/// The normal form of `path`, component by component.
+fn rebuild(path: &str) -> String {
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {

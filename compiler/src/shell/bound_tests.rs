@@ -96,8 +96,9 @@ fn past_the_budget_the_rest_is_unresolved_with_the_reason() {
         ..Limits::default()
     };
     let expected = "the command line takes the shell grammar longer than 0 ms to read";
+    // (A plain line past 512 commands is cut short by the fast path, before the grammar.)
     for line in [
-        "a|".repeat(2_000),
+        format!("({}", "a|".repeat(2_000)),
         format!("ls; bash -c '{}'", "(".repeat(2_000)),
         format!("for f in *; do echo $f; done; {}", "x=$(".repeat(2_000)),
     ] {
@@ -211,4 +212,25 @@ fn past_the_command_cap_the_rest_of_the_line_is_one_unresolved_part() {
             .iter()
             .any(|c| c.name == "rm" && c.unresolved.is_none())
     );
+}
+
+#[test]
+fn a_plain_line_past_the_command_cap_is_read_no_further() {
+    // 200,000 `a && `: the fast path stops reading after the commands the walker follows, so
+    // the cost is theirs, not the line's; the rest is one unresolved part.
+    for unit in ["a && ", "a;", "a|", "a &"] {
+        let line = unit.repeat(200_000);
+        let commands = parse_command_with(&line, CWD, unbounded());
+        assert_eq!(commands.len(), Limits::default().commands + 1, "{unit:?}");
+        assert_eq!(
+            reason(&commands),
+            Some("more simple commands than can be followed"),
+            "{unit:?}"
+        );
+    }
+    // A command with more words than are kept is unresolved, judged on its first words.
+    let words = format!("echo {}", "a ".repeat(200_000));
+    let commands = parse_command_with(&words, CWD, unbounded());
+    assert_eq!(commands.len(), 1);
+    assert!(reason(&commands).is_some_and(|r| r.contains("words")));
 }

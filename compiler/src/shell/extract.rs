@@ -39,6 +39,9 @@ impl Default for Limits {
     }
 }
 
+/// Why a walk stopped at [`Limits::commands`].
+pub(super) const TOO_MANY_COMMANDS: &str = "more simple commands than can be followed";
+
 /// The default [`Limits::grammar_time`], in milliseconds (lang-spec/evaluation.md documents it).
 pub const GRAMMAR_MILLIS: u64 = 20;
 
@@ -208,7 +211,8 @@ impl Walker {
         }
         let deadline = *self.deadline.get_or_insert_with(|| {
             let now = Instant::now();
-            now.checked_add(self.limits.grammar_time).unwrap_or(now)
+            let own = now.checked_add(self.limits.grammar_time).unwrap_or(now);
+            crate::budget::deadline().map_or(own, |decision| own.min(decision))
         });
         // A parse may re-enter through `bash -c`; the parser is free again by then.
         let tree = match parse_until(text, deadline) {
@@ -238,11 +242,20 @@ impl Walker {
         }
     }
 
-    /// Whether `depth` is within the nesting limit and the grammar's time is not up; past
-    /// either, walking stops.
+    /// Whether `depth` is within the nesting limit and time is not up; past either, walking
+    /// stops.
     pub(super) fn within(&mut self, depth: usize) -> bool {
         if depth > self.limits.depth {
             self.stop("commands nested too deeply to follow");
+        }
+        self.on_time()
+    }
+
+    /// Whether neither the decision's budget nor the grammar's time is up; past either,
+    /// walking stops.
+    pub(super) fn on_time(&mut self) -> bool {
+        if crate::budget::passed() {
+            self.stop(crate::budget::EXCEEDED);
         }
         if self
             .deadline
@@ -253,14 +266,24 @@ impl Walker {
         self.exhausted.is_none()
     }
 
+    /// Why the clock stopped the walk: the decision's budget, or the grammar's own.
     fn out_of_time(&self) -> String {
+        if crate::budget::passed() {
+            return crate::budget::EXCEEDED.to_string();
+        }
         format!(
             "the command line takes the shell grammar longer than {} ms to read",
             self.limits.grammar_time.as_millis()
         )
     }
 
-    fn stop(&mut self, reason: &str) {
+    /// One more command than the walker can still follow: a parse that reads that many has
+    /// read enough to make the walk stop as it would on the whole line.
+    pub(super) fn room(&self) -> usize {
+        self.limits.commands.saturating_sub(self.out.len()) + 1
+    }
+
+    pub(super) fn stop(&mut self, reason: &str) {
         if self.exhausted.is_none() {
             self.exhausted = Some(reason.to_string());
         }
@@ -268,7 +291,7 @@ impl Walker {
 
     pub(super) fn push(&mut self, command: SimpleCommand) {
         if self.out.len() >= self.limits.commands {
-            self.stop("more simple commands than can be followed");
+            self.stop(TOO_MANY_COMMANDS);
             return;
         }
         self.out.push(command);

@@ -16,6 +16,7 @@ mod catalogue;
 mod gateway;
 mod http;
 mod log;
+pub mod message;
 mod postcheck;
 mod precheck;
 mod relay;

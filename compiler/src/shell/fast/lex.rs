@@ -44,45 +44,85 @@ pub(super) enum Token {
     End,
 }
 
-pub(super) fn lex(text: &str) -> Option<Vec<Token>> {
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let rest = text.get(at..)?;
-        let c = rest.chars().next()?;
-        if c == ' ' {
-            at += 1;
-            continue;
-        }
-        if declines(c) {
-            return None;
-        }
-        let (token, length) = match rest.as_bytes() {
-            [b'&', b'&', ..] => (Token::And, 2),
-            [b'|', b'|', ..] => (Token::Or, 2),
-            [b'|', b'&', ..] | [b';', b';', ..] | [b'&', b'>', b'>', ..] => return None,
-            [b'|', ..] => (Token::Pipe, 1),
-            [b';', ..] => (Token::End, 1),
-            [b'&', b'>', ..] => redirect(rest, None, 2)?,
-            [b'&', ..] => (Token::End, 1),
-            [b'>' | b'<', ..] => redirect(rest, None, operator(rest)?)?,
-            _ => {
-                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-                match rest.as_bytes().get(digits) {
-                    Some(b'>' | b'<') if digits > 0 => {
-                        let fd = rest.get(..digits)?.parse().ok();
-                        let after = rest.get(digits..)?;
-                        let (token, length) = redirect(after, fd, operator(after)?)?;
-                        (token, digits + length)
-                    }
-                    _ => word_token(rest)?,
-                }
-            }
-        };
-        tokens.push(token);
-        at += length;
+/// The fast path leaves the line to the grammar.
+#[derive(Debug)]
+pub(super) struct Declined;
+
+/// The tokens of a line, lexed as the parser asks for them: a line the parser stops reading
+/// early (past its cap of commands) is never lexed to its end.
+pub(super) struct Lexer<'a> {
+    text: &'a str,
+    at: usize,
+    lexed: usize,
+}
+
+pub(super) fn lex(text: &str) -> Lexer<'_> {
+    Lexer {
+        text,
+        at: 0,
+        lexed: 0,
     }
-    Some(tokens)
+}
+
+impl Iterator for Lexer<'_> {
+    type Item = Result<Token, Declined>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (token, length) = loop {
+            let rest = self.text.get(self.at..)?;
+            let c = rest.chars().next()?;
+            if c == ' ' {
+                self.at += 1;
+                continue;
+            }
+            break match next_token(rest, c) {
+                Some(lexed) => lexed,
+                None => {
+                    // Declined for good: the rest is never read.
+                    self.at = self.text.len();
+                    return Some(Err(Declined));
+                }
+            };
+        };
+        self.at += length;
+        self.lexed += 1;
+        // A long line is lexed against the decision's clock; out of time, the line goes to the
+        // grammar, whose deadline (already passed) ends the parse with the reason.
+        if self.lexed.is_multiple_of(1024) && crate::budget::passed() {
+            self.at = self.text.len();
+            return Some(Err(Declined));
+        }
+        Some(Ok(token))
+    }
+}
+
+/// The token that `rest` starts with (its first character `c`, not a space) and its length.
+fn next_token(rest: &str, c: char) -> Option<(Token, usize)> {
+    if declines(c) {
+        return None;
+    }
+    Some(match rest.as_bytes() {
+        [b'&', b'&', ..] => (Token::And, 2),
+        [b'|', b'|', ..] => (Token::Or, 2),
+        [b'|', b'&', ..] | [b';', b';', ..] | [b'&', b'>', b'>', ..] => return None,
+        [b'|', ..] => (Token::Pipe, 1),
+        [b';', ..] => (Token::End, 1),
+        [b'&', b'>', ..] => redirect(rest, None, 2)?,
+        [b'&', ..] => (Token::End, 1),
+        [b'>' | b'<', ..] => redirect(rest, None, operator(rest)?)?,
+        _ => {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            match rest.as_bytes().get(digits) {
+                Some(b'>' | b'<') if digits > 0 => {
+                    let fd = rest.get(..digits)?.parse().ok();
+                    let after = rest.get(digits..)?;
+                    let (token, length) = redirect(after, fd, operator(after)?)?;
+                    (token, digits + length)
+                }
+                _ => word_token(rest)?,
+            }
+        }
+    })
 }
 
 fn word_token(rest: &str) -> Option<(Token, usize)> {

@@ -13,7 +13,7 @@ mod lex;
 use super::command::Redirect;
 use super::extract::Walker;
 use super::follow;
-use super::normalize::{Cwd, normalize_command, resolve};
+use super::normalize::{Cwd, MAX_WORDS, normalize_command, resolve};
 use super::word::Word;
 use lex::{RESERVED, Token, lex};
 
@@ -37,16 +37,15 @@ pub(in crate::shell) fn script(
     cwd: &mut Cwd,
     depth: usize,
 ) -> bool {
-    let Some(statements) = read(text) else {
+    let mut reader = Reader::new(walker.room());
+    let Some(statements) = reader.read(text) else {
         return false;
     };
     walk(walker, statements, cwd, depth);
+    if let Some(reason) = reader.cut {
+        walker.stop(reason);
+    }
     true
-}
-
-/// The statements of a plain script.
-fn read(text: &str) -> Option<Statements> {
-    parse(lex(text)?)
 }
 
 /// As the grammar's tree is walked: statements and `&&`/`||` lists share the working
@@ -58,6 +57,9 @@ fn walk(walker: &mut Walker, statements: Statements, cwd: &mut Cwd, depth: usize
             let single = pipeline.len() == 1;
             let mut feeder = None;
             for (index, command) in pipeline.into_iter().enumerate() {
+                if !walker.on_time() {
+                    return;
+                }
                 let depth = depth + 1 + usize::from(!command.redirects.is_empty());
                 walker.last = None;
                 if single {
@@ -99,76 +101,123 @@ fn emit(walker: &mut Walker, mut command: Command, cwd: &mut Cwd, depth: usize) 
     }
 }
 
-/// Statements of `&&`/`||` lists of pipelines of commands, or `None` for any line the grammar
-/// would read otherwise or not at all.
-fn parse(tokens: Vec<Token>) -> Option<Statements> {
-    let mut statements = Vec::new();
-    let mut list: Vec<Vec<Command>> = Vec::new();
-    let mut pipeline: Vec<Command> = Vec::new();
-    let mut command = Command::default();
-    for token in tokens {
-        match token {
-            Token::Word(lexed) => {
-                if !command.redirects.is_empty() {
-                    return None;
-                }
-                let mut word = lexed.word;
-                for inner in lexed.substitutions {
-                    command.substitutions.push(read(&inner)?);
-                }
-                if command.words.is_empty() && lexed.assignable && is_assignment(&word) {
-                    // The grammar reads an assignment's value as text, never as a glob.
-                    word.glob = false;
-                    command.env.push(word);
-                    continue;
-                }
-                // The grammar reads a reserved word, a leading `-`, an `=` or a glob in command
-                // position otherwise.
-                if command.words.is_empty()
-                    && (lexed.keyword
-                        || RESERVED.contains(&word.text.as_str())
-                        || word.text.starts_with('-')
-                        || word.text.contains('=')
-                        || word.glob)
-                {
-                    return None;
-                }
-                command.words.push(word);
+/// Caps on what one line may hold, so a hostile line costs the commands the walker follows,
+/// not its length: past a cap the parse stops, and the walk ends with the rest unresolved.
+struct Reader {
+    /// Commands still to read, its `$(…)` scripts' included.
+    commands_left: usize,
+    /// Why the parse stopped before the end of the line.
+    cut: Option<&'static str>,
+}
+
+impl Reader {
+    fn new(commands: usize) -> Self {
+        Reader {
+            commands_left: commands,
+            cut: None,
+        }
+    }
+
+    /// The statements of a plain script.
+    fn read(&mut self, text: &str) -> Option<Statements> {
+        self.parse(lex(text))
+    }
+
+    /// Statements of `&&`/`||` lists of pipelines of commands, or `None` for any line the grammar
+    /// would read otherwise or not at all.
+    fn parse(&mut self, tokens: lex::Lexer<'_>) -> Option<Statements> {
+        let mut statements = Vec::new();
+        let mut list: Vec<Vec<Command>> = Vec::new();
+        let mut pipeline: Vec<Command> = Vec::new();
+        let mut command = Command::default();
+        for token in tokens {
+            if self.cut.is_some() {
+                break;
             }
-            Token::Redirect(redirect) => {
-                if command.words.is_empty() {
-                    return None;
+            match token.ok()? {
+                Token::Word(lexed) => {
+                    if !command.redirects.is_empty() {
+                        return None;
+                    }
+                    let mut word = lexed.word;
+                    for inner in lexed.substitutions {
+                        command.substitutions.push(self.read(&inner)?);
+                    }
+                    if command.words.is_empty() && lexed.assignable && is_assignment(&word) {
+                        // The grammar reads an assignment's value as text, never as a glob.
+                        word.glob = false;
+                        command.env.push(word);
+                        continue;
+                    }
+                    // The grammar reads a reserved word, a leading `-`, an `=` or a glob in command
+                    // position otherwise.
+                    if command.words.is_empty()
+                        && (lexed.keyword
+                            || RESERVED.contains(&word.text.as_str())
+                            || word.text.starts_with('-')
+                            || word.text.contains('=')
+                            || word.glob)
+                    {
+                        return None;
+                    }
+                    // Words past the cap are not kept: the command is unresolved already.
+                    if command.words.len() <= MAX_WORDS {
+                        command.words.push(word);
+                    }
                 }
-                command.redirects.push(redirect);
-            }
-            Token::Pipe | Token::And | Token::Or | Token::End => {
-                if command.words.is_empty() {
-                    return None;
+                Token::Redirect(redirect) => {
+                    if command.words.is_empty() {
+                        return None;
+                    }
+                    if command.redirects.len() >= MAX_WORDS {
+                        self.cut = Some("the command has more redirections than can be followed");
+                    }
+                    command.redirects.push(redirect);
                 }
-                pipeline.push(std::mem::take(&mut command));
-                if matches!(token, Token::Pipe) {
-                    continue;
-                }
-                list.push(std::mem::take(&mut pipeline));
-                if matches!(token, Token::End) {
-                    statements.push(std::mem::take(&mut list));
+                token @ (Token::Pipe | Token::And | Token::Or | Token::End) => {
+                    if command.words.is_empty() {
+                        return None;
+                    }
+                    pipeline.push(std::mem::take(&mut command));
+                    self.commands_left = self.commands_left.saturating_sub(1);
+                    if self.commands_left == 0 {
+                        self.cut = Some(super::extract::TOO_MANY_COMMANDS);
+                    }
+                    if matches!(token, Token::Pipe) {
+                        continue;
+                    }
+                    list.push(std::mem::take(&mut pipeline));
+                    if matches!(token, Token::End) {
+                        statements.push(std::mem::take(&mut list));
+                    }
                 }
             }
         }
-    }
-    if command.words.is_empty() {
-        // A line may end with `;` or `&`, never with `|`, `&&`, `||` or bare assignments, and
-        // is not empty.
-        let dangling = !command.env.is_empty() || !command.substitutions.is_empty();
-        if dangling || !pipeline.is_empty() || !list.is_empty() || statements.is_empty() {
-            return None;
+        if self.cut.is_some() {
+            // Cut short: what was read is walked, and the walk ends there.
+            if !command.words.is_empty() {
+                pipeline.push(command);
+            }
+            if !pipeline.is_empty() {
+                list.push(pipeline);
+            }
+            if !list.is_empty() {
+                statements.push(list);
+            }
+        } else if command.words.is_empty() {
+            // A line may end with `;` or `&`, never with `|`, `&&`, `||` or bare assignments, and
+            // is not empty.
+            let dangling = !command.env.is_empty() || !command.substitutions.is_empty();
+            if dangling || !pipeline.is_empty() || !list.is_empty() || statements.is_empty() {
+                return None;
+            }
+        } else {
+            pipeline.push(command);
+            list.push(pipeline);
+            statements.push(list);
         }
-    } else {
-        pipeline.push(command);
-        list.push(pipeline);
-        statements.push(list);
+        Some(statements)
     }
-    Some(statements)
 }
 
 /// `NAME=VALUE` before the command: an assignment, as the grammar reads it.
@@ -183,5 +232,5 @@ fn is_assignment(word: &Word) -> bool {
 /// Whether the fast path takes `text`.
 #[cfg(test)]
 pub(super) fn accepts(text: &str) -> bool {
-    read(text).is_some()
+    Reader::new(usize::MAX).read(text).is_some()
 }
