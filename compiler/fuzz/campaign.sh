@@ -5,7 +5,7 @@
 #
 #   compiler/fuzz/campaign.sh [--smoke] [--seconds N] [TARGET...]
 #
-# --smoke runs each target for 20 s (what CI runs); the default is 600 s. The working corpus
+# --smoke runs each target for 10 s (what CI runs); the default is 600 s. The working corpus
 # (compiler/fuzz/corpus/TARGET) is kept between runs, so campaigns add up over sessions; a
 # finding lands in compiler/fuzz/artifacts/TARGET/ and makes the script exit 1. Needs the
 # nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
@@ -16,7 +16,7 @@ seconds=600
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --smoke) seconds=20 ;;
+    --smoke) seconds=10 ;;
     --seconds) seconds="$2"; shift ;;
     -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) targets+=("$1") ;;
@@ -58,9 +58,13 @@ max_len_of() {
   esac
 }
 
+# FUZZ_TARGET_DIR keeps the instrumented build somewhere that outlives the checkout.
+build_dir=()
+if [ -n "${FUZZ_TARGET_DIR:-}" ]; then build_dir=(--target-dir "$FUZZ_TARGET_DIR"); fi
+
 echo "--- building ${#targets[@]} targets (release, AddressSanitizer)"
 for target in "${targets[@]}"; do
-  cargo "+$toolchain" fuzz build -O "$target"
+  cargo "+$toolchain" fuzz build -O "${build_dir[@]}" "$target"
 done
 
 report=$(mktemp)
@@ -74,11 +78,11 @@ for target in "${targets[@]}"; do
   log="artifacts/$target.log"
   echo "--- $target for ${seconds}s"
   # shellcheck disable=SC2046 # the seed directories are words
-  cargo "+$toolchain" fuzz run -O "$target" "$corpus" $(seeds_of "$target") -- \
+  cargo "+$toolchain" fuzz run -O "${build_dir[@]}" "$target" "$corpus" $(seeds_of "$target") -- \
     "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -max_len="$(max_len_of "$target")" -print_final_stats=1 >"$log" 2>&1 || true
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
   corp=$(find "$corpus" -type f | wc -l)
   after=$(find "artifacts/$target" -type f | wc -l)

@@ -173,6 +173,21 @@ fn a_hook_event_that_cannot_be_read_is_blocked_in_json_never_let_through() {
     );
     let answer = server.post("/v1/hooks/gemini", "{}").json();
     assert_eq!(answer["decision"], "deny", "{answer}");
+    // A body the server cannot read as text is a block too, never a 4xx, which Claude Code
+    // reads as "go ahead" (found by the serve_body fuzz target).
+    for body in [&[0xff, 0xfe, b'{'][..], b"", b"  \n"] {
+        for endpoint in [
+            "/v1/hooks/claude-code",
+            "/v1/hooks/codex",
+            "/v1/hooks/copilot",
+        ] {
+            let answer = server.request("POST", endpoint, &[], body);
+            assert_eq!(answer.status, 200, "{endpoint} {body:?}: {}", answer.body);
+            let json = answer.json();
+            let blocked = json["continue"] == false || json["permissionDecision"] == "deny";
+            assert!(blocked, "{endpoint} {body:?}: {json}");
+        }
+    }
     let unknown = server.post("/v1/hooks/cursor", "{}");
     assert_eq!(unknown.status, 404);
     assert!(

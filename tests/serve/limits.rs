@@ -19,6 +19,10 @@ fn a_body_past_the_limit_is_a_413_read_or_declared() {
     let answer = server.post("/v1/decide", &big);
     assert_eq!(answer.status, 413, "{}", answer.body);
     assert_eq!(answer.json()["error"]["code"], "body_too_large");
+    // A hook endpoint blocks it in its harness's JSON instead.
+    let hook = server.post("/v1/hooks/claude-code", &big);
+    assert_eq!(hook.status, 200, "{}", hook.body);
+    assert_eq!(hook.json()["continue"], false, "{}", hook.body);
     // A length that is declared too large is refused before any of the body is sent.
     let mut stream = server.connect();
     stream

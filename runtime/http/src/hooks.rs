@@ -22,7 +22,7 @@ pub const ENDPOINTS: [(&str, Harness); 4] = [
 pub async fn hook(
     State(app): State<App>,
     Path(name): Path<String>,
-    Text(body): Text,
+    body: Result<Text, ApiError>,
 ) -> Result<JsonText, ApiError> {
     let started = Instant::now();
     let Some(harness) = ENDPOINTS
@@ -33,6 +33,20 @@ pub async fn hook(
         return Err(ApiError::not_found(&format!("/v1/hooks/{name}")).with_help(
             "the hook endpoints are /v1/hooks/claude-code, /v1/hooks/codex, /v1/hooks/gemini and /v1/hooks/copilot",
         ));
+    };
+    // A body that cannot be read (too large, not UTF-8, empty, too slow) is a block in the
+    // harness's contract, never a 4xx: Claude Code reads any status but 200 as "go ahead".
+    let body = match body {
+        Ok(Text(body)) => body,
+        Err(error) => {
+            app.metrics().error(error.code);
+            let reason = format!(
+                "sluice: the hook event could not be read: {}",
+                error.message
+            );
+            let reply = hooks::block(harness, None, &reason);
+            return Ok(JsonText(hooks::as_json(harness, "", &reply)));
+        }
     };
     let loaded = app.engine().current();
     // The server's own environment says nothing of the agent's project: the event's `cwd` does.
