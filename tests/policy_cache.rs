@@ -123,6 +123,9 @@ fn load(cache: &PolicyCache, dir: &Path) -> (Chain, CacheUse) {
 
 #[test]
 fn a_chain_read_back_decides_as_the_compiled_chain() {
+    // Two chains compared decision by decision: a debug build on a loaded machine must not
+    // let the clock decide one of them.
+    let _untimed = sluice_compiler::budget::unbounded();
     let (dir, cache) = project("cache-same");
     let compiled = config(&dir).chain(Backend::Interp).unwrap();
     let (first, used) = load(&cache, &dir);
