@@ -18,10 +18,13 @@ use std::time::{Duration, Instant};
 /// is read between units of work, so a decision ends a little past it (by about 9 ms on a 1 MiB
 /// shell word of globs, the worst shape): 30 ms keeps every call up to the size limit under the
 /// documented 50 ms on the project's machine (the `hostile` bench).
-pub const DECISION_MILLIS: u64 = 30;
+///
+/// Unoptimized builds (the test suite on a loaded CI machine) run many times slower, so they get
+/// ten times the budget: a test of a decision must not turn on how busy the machine is.
+pub const DECISION_MILLIS: u64 = if cfg!(debug_assertions) { 300 } else { 30 };
 
 /// The error of the rule that was running when the budget ran out.
-pub const EXCEEDED: &str = "the decision took longer than its 30 ms budget, so it fails closed";
+pub const EXCEEDED: &str = "the decision ran past its time budget, so it fails closed";
 
 #[derive(Clone, Copy)]
 enum Clock {
