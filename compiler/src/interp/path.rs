@@ -21,11 +21,9 @@ pub fn normalize(path: &str, base: Option<&str>) -> String {
 
 /// Whether `path` is its own normal form: most paths are, and are then copied, not rebuilt.
 fn is_normal(path: &str) -> bool {
-    match path.strip_prefix('/') {
-        Some("") => true,
-        Some(body) => body.split('/').all(|part| !matches!(part, "" | "." | "..")),
-        None => !path.is_empty() && path.split('/').all(|part| !matches!(part, "" | "." | "..")),
-    }
+    let body = path.strip_prefix('/').unwrap_or(path);
+    path == "/"
+        || (!body.is_empty() && body.split('/').all(|part| !matches!(part, "" | "." | "..")))
 }
 
 /// The normal form of `path`, component by component.
