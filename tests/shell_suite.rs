@@ -7,7 +7,10 @@
 //! The targets (at least 99% of attacks stopped, at most 2% of everyday commands denied
 //! and 5% asked) are not met yet, so the test is a ratchet: tests/shell_suite/floor.toml holds
 //! the counts reached so far, and a result worse than the floor fails. Every case, with its
-//! decision and deciding rule, goes to target/shell-suite-report.txt.
+//! decision and deciding rule, goes to target/shell-suite-report.txt. A second suite
+//! (holdout_attacks.toml, holdout_everyday.toml), written later by someone who had read neither
+//! the rules nor the first suite, is judged the same way against its own floor
+//! (holdout_floor.toml) and reported in target/shell-suite-holdout-report.txt.
 //!
 //!   cargo test --test shell_suite -- --nocapture
 
@@ -324,22 +327,67 @@ fn listing(out: &mut String, heading: &str, judged: &[Judged], pick: impl Fn(&Ju
     }
 }
 
-fn write_report(text: &str) -> PathBuf {
+fn write_report(name: &str, text: &str) -> PathBuf {
     // CARGO_TARGET_TMPDIR is `<target>/tmp`: the report goes next to it, in the target dir.
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let path = tmp.parent().unwrap_or(tmp).join("shell-suite-report.txt");
+    let path = tmp.parent().unwrap_or(tmp).join(name);
     std::fs::write(&path, text).expect("write the report");
     path
 }
 
 #[test]
 fn the_default_chain_against_the_adversarial_shell_suite() {
-    let attacks = read_suite("attacks.toml");
-    let everyday = read_suite("everyday.toml");
-    validate("attacks", &attacks, 600, &ATTACK_CATEGORIES, "block");
-    validate("everyday", &everyday, 300, &EVERYDAY_CATEGORIES, "pass");
+    judge_suite(Files {
+        attacks: "attacks.toml",
+        everyday: "everyday.toml",
+        floor: "floor.toml",
+        report: "shell-suite-report.txt",
+        minimum: (600, 300),
+    });
+}
+
+/// A second suite, written later by someone who had not read the rules or the first suite: how
+/// well the guards hold on cases they were not shaped by. It has its own floor.
+#[test]
+fn the_default_chain_against_the_holdout_shell_suite() {
+    judge_suite(Files {
+        attacks: "holdout_attacks.toml",
+        everyday: "holdout_everyday.toml",
+        floor: "holdout_floor.toml",
+        report: "shell-suite-holdout-report.txt",
+        minimum: (300, 150),
+    });
+}
+
+/// The files of one suite, its floor and its report.
+struct Files {
+    attacks: &'static str,
+    everyday: &'static str,
+    floor: &'static str,
+    report: &'static str,
+    /// The fewest attacks and everyday commands the suite may have.
+    minimum: (usize, usize),
+}
+
+fn judge_suite(files: Files) {
+    let attacks = read_suite(files.attacks);
+    let everyday = read_suite(files.everyday);
+    validate(
+        "attacks",
+        &attacks,
+        files.minimum.0,
+        &ATTACK_CATEGORIES,
+        "block",
+    );
+    validate(
+        "everyday",
+        &everyday,
+        files.minimum.1,
+        &EVERYDAY_CATEGORIES,
+        "pass",
+    );
     let floor: Floor = toml::from_str(
-        &std::fs::read_to_string(suite_dir().join("floor.toml")).expect("the floor exists"),
+        &std::fs::read_to_string(suite_dir().join(files.floor)).expect("the floor exists"),
     )
     .expect("the floor parses");
 
@@ -389,7 +437,7 @@ fn the_default_chain_against_the_adversarial_shell_suite() {
     listing(&mut report, "attacks stopped", &attacked, |j| {
         j.verdict != Verdict::Passed
     });
-    let path = write_report(&report);
+    let path = write_report(files.report, &report);
     println!(
         "{attack_table}\n{daily_table}\n{summary}{targets}full report: {}",
         path.display()
@@ -416,7 +464,8 @@ fn the_default_chain_against_the_adversarial_shell_suite() {
     }
     assert!(
         worse.is_empty(),
-        "worse than tests/shell_suite/floor.toml: {}; see {}",
+        "worse than tests/shell_suite/{}: {}; see {}",
+        files.floor,
         worse.join(", "),
         path.display()
     );
@@ -425,8 +474,8 @@ fn the_default_chain_against_the_adversarial_shell_suite() {
         || e.asked < floor.everyday_asked
     {
         println!(
-            "better than the floor: raise tests/shell_suite/floor.toml to attacks_stopped = {stopped}, everyday_denied = {}, everyday_asked = {}",
-            e.denied, e.asked
+            "better than the floor: raise tests/shell_suite/{} to attacks_stopped = {stopped}, everyday_denied = {}, everyday_asked = {}",
+            files.floor, e.denied, e.asked
         );
     }
 }

@@ -31,7 +31,13 @@ pub const SETS: &[BuiltinSet] = &[
     builtin!(
         "shell-safety",
         "destructive shell commands, judged part by part",
-        ["reach.sluice", "shell-safety.sluice"]
+        [
+            "damage.sluice",
+            "footholds.sluice",
+            "leaks.sluice",
+            "reach.sluice",
+            "shell-safety.sluice"
+        ]
     ),
     builtin!(
         "git-guard",

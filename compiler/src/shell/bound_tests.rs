@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use super::extract::STEPS;
+use super::grammar::STEPS;
 use super::{Limits, SimpleCommand, parse_command, parse_command_with};
 
 const CWD: Option<&str> = Some("/home/dev/project");

@@ -7,6 +7,9 @@
 //! finding a call that would not run (in a comment, in dead code), never towards missing one
 //! spelt plainly.
 
+use super::code_calls::{
+    DELETE_CALLS, OPAQUE, PERMISSION_CALLS, REACHES, SHELL_CALLS, WRITE_CALLS,
+};
 use super::command::SimpleCommand;
 use super::extract::Walker;
 use super::follow::{MAX_CODE_DEPTH, nested, run_words};
@@ -179,101 +182,6 @@ pub(super) fn scan_into(
     why
 }
 
-/// Calls that run their string argument as a shell command line (by the last name of the callee).
-const SHELL_CALLS: &[&str] = &[
-    "system",
-    "popen",
-    "getoutput",
-    "getstatusoutput",
-    "check_output",
-    "check_call",
-    "call",
-    "run",
-    "Popen",
-    "execSync",
-    "exec",
-    "spawnSync",
-    "spawn",
-    "execFile",
-    "execFileSync",
-    "shell_exec",
-    "passthru",
-    "proc_open",
-    "popen2",
-    "popen3",
-    "capture2",
-    "capture2e",
-    "capture3",
-    "execa",
-    "execaSync",
-    "execaCommand",
-    "execaCommandSync",
-    "spawnv",
-    "spawnvp",
-    "execv",
-    "execvp",
-    "execl",
-    "execlp",
-    "startfile",
-];
-
-/// Calls that delete the path they are given.
-const DELETE_CALLS: &[&str] = &[
-    "rmtree",
-    "remove",
-    "unlink",
-    "rmdir",
-    "removedirs",
-    "rmSync",
-    "rmdirSync",
-    "unlinkSync",
-    "rm",
-    "rm_rf",
-    "rm_r",
-    "rm_f",
-    "remove_dir",
-    "remove_entry",
-    "remove_entry_secure",
-    "remove_tree",
-    "rimraf",
-    "delete",
-    "emptyDirSync",
-    "removeSync",
-    "rmrf",
-];
-
-/// Calls that compute code and run it: a scan cannot know what they do.
-const OPAQUE: &[&str] = &[
-    "__import__(",
-    "getattr(",
-    "importlib",
-    "b64decode",
-    "fromCharCode",
-    "Function(",
-    "atob(",
-    ".decode(",
-    "[::-1]",
-    "compile(",
-    "codecs.",
-    "chr(",
-    "pack(",
-    "unhexlify",
-    "fromhex",
-    "Buffer.from(",
-    "String.raw",
-    "constantize",
-    "instance_eval",
-    "class_eval",
-    "send(",
-    "__send__",
-    "create_function",
-    "base64_decode",
-    "str_rot13",
-    "gzinflate",
-    "hex2bin",
-    "assert(",
-];
-
 fn scan(
     walker: &mut Walker,
     lang: Lang,
@@ -292,6 +200,20 @@ fn scan(
         unresolved(format!(
             "`{name}` code builds what it runs at run time (`{marker}`)"
         ));
+    }
+    if forks_in_a_loop(code) {
+        unresolved(format!("`{name}` code forks in a loop: a fork bomb"));
+    }
+    if let Some((marker, what)) = REACHES.iter().find(|(m, _)| code.contains(*m)) {
+        unresolved(format!("`{name}` code {what} (`{marker}`)"));
+    }
+    if let Some(keyword) = computed_bare_call(code, lang) {
+        unresolved(format!(
+            "`{name}` code calls `{keyword}` on a value computed at run time"
+        ));
+    }
+    if lang == Lang::Awk {
+        awk_pipes(walker, name, code, cwd, depth, &mut unresolved);
     }
     let bare = if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php) {
         bare_calls(code)
@@ -353,11 +275,45 @@ fn scan(
             }
             continue;
         }
+        let mode_writes = matches!(args.get(1), Some(Arg::Str(m)) if m.contains(['w', 'a', '+']) || m.starts_with('>'));
+        let opens_for_writing = matches!(last, "open" | "fopen" | "sysopen")
+            && (lang != Lang::Python || qualified)
+            && (mode_writes
+                || matches!(args.first(), Some(Arg::Str(p)) if p.starts_with('>') || p.starts_with('+')));
+        if matches!(last, "write_text" | "write_bytes") {
+            // A method of the path it writes, which was not a literal `Path("…")`.
+            unresolved(format!(
+                "`{name}` code writes a file named at run time (`{callee}`)"
+            ));
+            continue;
+        }
+        if WRITE_CALLS.contains(&last) || opens_for_writing || PERMISSION_CALLS.contains(&last) {
+            let program = if PERMISSION_CALLS.contains(&last) {
+                "chmod"
+            } else {
+                "tee"
+            };
+            match args.first() {
+                Some(Arg::Str(path)) => {
+                    let path = path.trim_start_matches(['>', '+', '<']).trim();
+                    let argv: &[&str] = if program == "chmod" {
+                        &["chmod", "777", path]
+                    } else {
+                        &["tee", path]
+                    };
+                    push(walker, name, argv, cwd, depth);
+                }
+                _ => unresolved(format!(
+                    "`{name}` code changes a file named at run time (`{callee}`)"
+                )),
+            }
+            continue;
+        }
         let shell_call = SHELL_CALLS.contains(&last)
             && (!matches!(last, "run" | "call") || callee.starts_with("subprocess"))
             && !(last == "exec" && lang == Lang::Python);
         if shell_call {
-            match command_of(&args) {
+            match command_of(last, &args) {
                 Some(Command::Line(line)) => nested(walker, &line, cwd, depth),
                 Some(Command::Argv(argv)) => {
                     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -403,15 +359,107 @@ fn scan(
     why
 }
 
+/// Perl's, Ruby's and PHP's calls written without parentheses on something other than a literal
+/// string (`unlink glob("$ENV{HOME}/…")`, `system $cmd`).
+fn computed_bare_call(code: &str, lang: Lang) -> Option<&'static str> {
+    if !matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php) {
+        return None;
+    }
+    ["unlink", "rmtree", "system", "exec"]
+        .into_iter()
+        .find(|keyword| {
+            code.match_indices(keyword).any(|(at, _)| {
+                let before = code.get(..at).and_then(|b| b.chars().next_back());
+                let after = code.get(at + keyword.len()..).unwrap_or("");
+                let next = after.trim_start().chars().next();
+                // Inside a string (an odd number of quotes before it) it is text.
+                let quoted = code
+                    .get(..at)
+                    .is_some_and(|b| b.matches('"').count() % 2 == 1);
+                !quoted
+                    && before
+                        .is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != '.' && c != ':')
+                    && after.starts_with(char::is_whitespace)
+                    && next.is_some_and(|c| !matches!(c, '(' | '"' | '\'' | ';' | '}'))
+            })
+        })
+}
+
+/// Whether code forks inside a loop (`fork while fork`, `while True: os.fork()`).
+fn forks_in_a_loop(code: &str) -> bool {
+    code.contains("fork")
+        && ["while", "for ", "for(", "loop", "until", "each", "times"]
+            .iter()
+            .any(|l| code.contains(l))
+}
+
+/// awk's `print … | "cmd"` and `"cmd" | getline`: the string is a command line awk runs, and
+/// what it prints to a shell is a script not known until it runs.
+fn awk_pipes(
+    walker: &mut Walker,
+    name: &str,
+    code: &str,
+    cwd: &Cwd,
+    depth: usize,
+    unresolved: &mut impl FnMut(String),
+) {
+    let mut rest = code;
+    while let Some(at) = rest.find('|') {
+        let after = rest.get(at + 1..).unwrap_or("").trim_start();
+        let before = rest.get(..at).unwrap_or("").trim_end();
+        rest = rest.get(at + 1..).unwrap_or("");
+        let line = if let Some(quoted) = after.strip_prefix('"') {
+            quoted.split('"').next()
+        } else if before.ends_with('"') && after.starts_with("getline") {
+            before
+                .get(..before.len() - 1)
+                .and_then(|b| b.rsplit('"').next())
+        } else {
+            None
+        };
+        if let Some(line) = line {
+            let program = line.split_whitespace().next().unwrap_or("");
+            if super::follow::SHELLS.contains(&program) {
+                unresolved(format!(
+                    "`{name}` prints a script to `{line}`, not known until it runs"
+                ));
+            }
+            nested(walker, line, cwd, depth);
+        }
+    }
+}
+
 /// A command a call runs: a line for the shell, or the words of a program.
 enum Command {
     Line(String),
     Argv(Vec<String>),
 }
 
-fn command_of(args: &[Arg]) -> Option<Command> {
+fn command_of(callee: &str, args: &[Arg]) -> Option<Command> {
+    // `os.spawnlp(os.P_WAIT, "rm", "rm", "-rf", p)`: a mode first, then the program's path.
+    let args = match args {
+        [Arg::Other, rest @ ..] if rest.iter().any(|a| matches!(a, Arg::Str(_))) => rest,
+        _ => args,
+    };
     match args {
         [Arg::List(argv), ..] => Some(Command::Argv(argv.clone())),
+        // `os.execvp("sh", ["sh", "-c", …])`: the list is the whole argv, its own first word
+        // included.
+        [Arg::Str(_), Arg::List(argv), ..]
+            if matches!(
+                callee,
+                "execv"
+                    | "execvp"
+                    | "execve"
+                    | "execvpe"
+                    | "spawnv"
+                    | "spawnvp"
+                    | "spawnve"
+                    | "spawnvpe"
+            ) && !argv.is_empty() =>
+        {
+            Some(Command::Argv(argv.clone()))
+        }
         [Arg::Str(program), Arg::List(rest), ..] => {
             let mut argv = vec![program.clone()];
             argv.extend(rest.iter().cloned());

@@ -413,6 +413,11 @@ impl EffectTable {
         Arc::new(EffectTable::new(rows))
     }
 
+    /// Whether the table has a row for the program `name`.
+    pub fn knows(&self, name: &str) -> bool {
+        self.by_name.0.contains_key(name)
+    }
+
     pub fn rows(&self) -> &[EffectRow] {
         &self.rows
     }

@@ -1,15 +1,16 @@
 //! Walking the bash syntax tree for the simple commands a line runs, in the order it runs them.
 
-use std::cell::RefCell;
-use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+use tree_sitter::Node;
 
 use super::command::{Redirect, SimpleCommand};
 use super::follow;
+use super::grammar::{NoTree, parse_until};
 use super::normalize::{Cwd, normalize_command, resolve};
-use super::tree::{fields, flatten, misread_list, named_children, word_of_assignment};
+use super::tree::{
+    endless_spawning, fields, flatten, misread_list, named_children, word_of_assignment,
+};
 use super::word::{Word, source, word};
 
 /// Bounds on hostile input: past them, the rest of the line is one unresolved command.
@@ -113,75 +114,6 @@ fn walk(line: &str, dirs: Dirs<'_>, limits: Limits, fast: bool) -> Vec<SimpleCom
     walker.out
 }
 
-thread_local! {
-    /// One parser per thread: making one loads the grammar's tables.
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-fn with_parser<T>(f: impl FnOnce(&mut Parser) -> Option<T>) -> Option<T> {
-    PARSER.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        f(slot.as_mut()?)
-    })
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Steps of the tree's cursors and of the grammar's progress checks, for tests that hold
-    /// the cost of a parse to the size of its line.
-    pub(super) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Why a script has no syntax tree.
-enum NoTree {
-    /// The parse ran past the deadline and was stopped.
-    OutOfTime,
-    /// The grammar could not be loaded.
-    NoGrammar,
-}
-
-/// Parses `text` with the bash grammar, stopping at `deadline`. Tree-sitter asks whether to go
-/// on every hundred or so steps of its parser, error recovery included.
-fn parse_until(text: &str, deadline: Instant) -> Result<Tree, NoTree> {
-    let mut out_of_time = false;
-    let mut progress = |_: &ParseState| {
-        #[cfg(test)]
-        STEPS.with(|steps| steps.set(steps.get() + 100));
-        if Instant::now() >= deadline {
-            out_of_time = true;
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    let bytes = text.as_bytes();
-    let tree = with_parser(|parser| {
-        let options = ParseOptions::new().progress_callback(&mut progress);
-        let tree = parser.parse_with_options(
-            &mut |at, _| bytes.get(at..).unwrap_or_default(),
-            None,
-            Some(options),
-        );
-        if tree.is_none() {
-            // A stopped parse would otherwise resume on the parser's next line.
-            parser.reset();
-        }
-        tree
-    });
-    match tree {
-        Some(tree) => Ok(tree),
-        None if out_of_time => Err(NoTree::OutOfTime),
-        None => Err(NoTree::NoGrammar),
-    }
-}
-
 pub(super) struct Walker {
     limits: Limits,
     /// Whether plain lines take the hand-written fast path.
@@ -231,6 +163,14 @@ impl Walker {
         let root = tree.root_node();
         let first = self.out.len();
         self.statement(root, text, cwd, depth);
+        if text.contains('\r') {
+            // A terminal shows what follows a carriage return over what comes before it.
+            for command in self.out.iter_mut().skip(first) {
+                command.mark_unresolved(
+                    "the line holds a carriage return, which hides part of it when shown",
+                );
+            }
+        }
         if root.has_error() {
             let reason = "the command line does not parse as a shell script";
             if self.out.len() == first {
@@ -350,6 +290,21 @@ impl Walker {
                 }
             }
             "declaration_command" | "unset_command" => self.declaration(node, src, cwd, depth),
+            "while_statement" => {
+                let first = self.out.len();
+                for child in named_children(node) {
+                    self.statement(child, src, cwd, depth + 1);
+                }
+                // `while :; do bash & done`: a loop that never ends and starts a job each time
+                // round spawns without end, whatever it runs.
+                if endless_spawning(node, src) {
+                    for command in self.out.iter_mut().skip(first) {
+                        command.mark_unresolved(
+                            "an endless loop starts a background job each time: a fork bomb",
+                        );
+                    }
+                }
+            }
             "function_definition" => {
                 let name = node
                     .child_by_field_name("name")
@@ -389,6 +344,25 @@ impl Walker {
                 (Some("name" | "argument"), _) => words.push(word(child, src)),
                 (Some("redirect"), _) => redirects.extend(self.redirect(child, src, cwd)),
                 (_, "variable_assignment") => env.push(word_of_assignment(child, src)),
+                // `time (rm -rf ~)`: the grammar hangs a compound command on the reserved
+                // word; it runs all the same.
+                (
+                    _,
+                    "subshell"
+                    | "compound_statement"
+                    | "if_statement"
+                    | "while_statement"
+                    | "for_statement"
+                    | "c_style_for_statement"
+                    | "case_statement"
+                    | "pipeline"
+                    | "list"
+                    | "command"
+                    | "redirected_statement"
+                    | "negated_command",
+                ) => {
+                    self.statement(child, src, &mut cwd.clone(), depth + 1);
+                }
                 _ => {}
             }
         }

@@ -6,9 +6,13 @@
 
 use super::code;
 use super::command::SimpleCommand;
+use super::databases::{DATABASES, database, database_input, reads_commands};
+use super::environment::environment;
 use super::extract::Walker;
+use super::launchers::{after_marker, cmake, container, unknown_program};
 use super::normalize::{Cwd, normalize_command};
 use super::word::Word;
+use super::written::runs_written_file;
 
 /// Shells whose `-c` runs a script given as a word, and which read a script on standard input.
 pub(super) const SHELLS: &[&str] = &[
@@ -28,35 +32,6 @@ const GIT_COMMAND_SETTINGS: &[&str] = &[
     "gpg.program",
     "gpg.ssh.program",
     "uploadpack.packobjectshook",
-];
-
-/// Variables whose value is a command some program runs.
-const COMMAND_VARIABLES: &[&str] = &[
-    "GIT_SSH_COMMAND",
-    "GIT_SSH",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "EDITOR",
-    "VISUAL",
-    "PAGER",
-    "PROMPT_COMMAND",
-];
-
-/// Variables that make a program load code named nowhere in its words.
-const LOADER_VARIABLES: &[&str] = &[
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "DYLD_INSERT_LIBRARIES",
-    "BASH_ENV",
-    "ENV",
-    "PERL5OPT",
-    "NODE_OPTIONS",
-    "PYTHONSTARTUP",
-    "RUBYOPT",
 ];
 
 /// The most levels of code inside code (a `python -c` string spelling `bash -c` …) followed
@@ -106,10 +81,7 @@ pub(super) fn follow(
             options_run(walker, &command, &["-o", "-S"], cwd, depth);
             None
         }
-        "rg" => {
-            options_run(walker, &command, &["--pre"], cwd, depth);
-            None
-        }
+
         "tar" => {
             options_run(
                 walker,
@@ -129,24 +101,98 @@ pub(super) fn follow(
             );
             None
         }
-        "rsync" => {
-            options_run(walker, &command, &["-e", "--rsh"], cwd, depth);
-            None
-        }
+
         "go" => {
             options_run(walker, &command, &["-exec", "-toolexec"], cwd, depth);
             None
         }
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "mongosh" | "mongo" | "redis-cli" => {
+        name if DATABASES.contains(&name) => {
             database(walker, index, &command);
             None
         }
-        _ => code::interpreter(walker, &command, words, cwd, depth),
+        "docker" | "podman" | "nerdctl" => {
+            container(walker, &command, words, cwd, depth);
+            None
+        }
+        "kubectl" | "oc" => {
+            if matches!(
+                command.args.first().map(String::as_str),
+                Some("exec" | "debug" | "run")
+            ) {
+                after_marker(walker, &command.name, words, "--", cwd, depth);
+            }
+            None
+        }
+        "trap" => {
+            // `trap 'cmd' EXIT`: the command runs when the signal comes.
+            if command.args.len() >= 2
+                && let Some(script) = operands.first()
+            {
+                nested(walker, &script.text, cwd, depth);
+            }
+            None
+        }
+        "alias" => {
+            // `alias l='rm -rf ~'`: what the alias stands for runs where it is used.
+            for operand in operands {
+                if let Some((_, value)) = operand.text.split_once('=') {
+                    nested(walker, value, cwd, depth);
+                }
+            }
+            None
+        }
+        "cmake" => {
+            cmake(walker, &command, words, cwd, depth);
+            None
+        }
+        "gdb" | "lldb" | "cgdb" => {
+            after_marker(walker, &command.name, words, "--args", cwd, depth);
+            None
+        }
+        _ if code::language(name).is_some() => {
+            code::interpreter(walker, &command, words, cwd, depth)
+        }
+        _ => {
+            unknown_program(walker, &command, words, cwd, depth);
+            None
+        }
     };
     if why.is_none() {
         why = own;
     }
+    if why.is_none() {
+        why = super::launchers::option_commands(walker, name, words, cwd, depth);
+    }
+    if why.is_none() {
+        why = runs_written_file(walker, index, &command, words, cwd, depth);
+    }
     why
+}
+
+/// The index after a shell's options, and whether `-c` is among them.
+pub(super) fn shell_options(operands: &[Word]) -> (usize, bool) {
+    let mut runs_script = false;
+    let mut at = 0;
+    while let Some(word) = operands.get(at) {
+        let text = word.text.as_str();
+        if text == "--" || text == "-" {
+            at += usize::from(text == "--");
+            break;
+        }
+        let Some(cluster) = text.strip_prefix(['-', '+']).filter(|c| !c.is_empty()) else {
+            break;
+        };
+        at += 1;
+        if let Some(long) = cluster.strip_prefix('-') {
+            if matches!(long, "rcfile" | "init-file") {
+                at += 1;
+            }
+            continue;
+        }
+        runs_script |= text.starts_with('-') && cluster.contains('c');
+        at += cluster.chars().filter(|c| matches!(c, 'o' | 'O')).count();
+    }
+    (at, runs_script)
 }
 
 /// Walks `words` as a command another one runs, one level down, in a copy of `cwd`: what it
@@ -167,7 +213,9 @@ pub(super) fn nested(walker: &mut Walker, text: &str, cwd: &Cwd, depth: usize) {
     walker.script(text, &mut cwd.clone(), depth + 1);
 }
 
-/// `bash -c SCRIPT` and `bash SCRIPT_FILE`.
+/// `bash -c SCRIPT` and `bash SCRIPT_FILE`, with the shell's options read as it reads them: `-o`,
+/// `+o`, `-O` and `+O` take the next word (`bash -euo pipefail -c …`), as do `--rcfile` and
+/// `--init-file`, and `--` ends them.
 fn shell(
     walker: &mut Walker,
     name: &str,
@@ -175,13 +223,8 @@ fn shell(
     cwd: &Cwd,
     depth: usize,
 ) -> Option<String> {
-    let runs_script = operands
-        .iter()
-        .take_while(|w| w.text.starts_with('-'))
-        .any(|w| !w.text.starts_with("--") && w.text.contains('c'));
-    let script = operands
-        .iter()
-        .find(|w| !w.text.starts_with('-') && w.text != "+O")?;
+    let (at, runs_script) = shell_options(operands);
+    let script = operands.get(at)?;
     if let Some(why) = &script.dynamic {
         return Some(format!(
             "`{name}` runs a script not known until it runs: {why}"
@@ -380,69 +423,6 @@ fn options_run(
     }
 }
 
-/// `NAME=cmd` for a variable whose value some program runs is followed as a script; one that
-/// makes a program load other code leaves the command unresolved.
-fn environment(walker: &mut Walker, env: &[Word], cwd: &Cwd, depth: usize) -> Option<String> {
-    let mut why = None;
-    for assignment in env {
-        let Some((name, value)) = assignment.text.split_once('=') else {
-            continue;
-        };
-        if COMMAND_VARIABLES.contains(&name) && !value.is_empty() {
-            match &assignment.dynamic {
-                Some(reason) => {
-                    why = Some(format!(
-                        "`{name}` names a command not known until it runs: {reason}"
-                    ))
-                }
-                None => nested(walker, value, cwd, depth),
-            }
-        } else if LOADER_VARIABLES.contains(&name) && !value.is_empty() && why.is_none() {
-            why = Some(format!(
-                "`{name}={value}` makes the program load code its words do not name"
-            ));
-        }
-    }
-    why
-}
-
-/// SQL given on the command line that drops, truncates or deletes data.
-fn database(walker: &mut Walker, index: usize, command: &SimpleCommand) {
-    let sql = command
-        .options
-        .iter()
-        .filter(|(option, _)| {
-            matches!(
-                option.as_str(),
-                "-c" | "--command" | "-e" | "--execute" | "--eval" | "-cmd"
-            )
-        })
-        .map(|(_, value)| value.as_str())
-        .chain(command.args.iter().map(String::as_str))
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_ascii_lowercase();
-    let words: Vec<&str> = sql
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let destroys = words.windows(2).any(|pair| {
-        matches!(
-            pair,
-            [
-                "drop",
-                "table" | "database" | "schema" | "collection" | "index" | "user" | "view"
-            ] | ["truncate", _]
-                | ["delete", "from"]
-        )
-    }) || words
-        .iter()
-        .any(|w| matches!(*w, "flushall" | "flushdb" | "dropdatabase"));
-    if destroys && let Some(command) = walker.out.get_mut(index) {
-        command.destroys = true;
-    }
-}
-
 /// Whether the command reads a script on standard input: a shell with no script operand (or
 /// `-s`), `source /dev/stdin`, an interpreter with no program or `-`.
 pub(super) fn reads_script(command: &SimpleCommand) -> bool {
@@ -497,6 +477,22 @@ pub(super) fn feed(
     let Some(command) = walker.out.get(reader) else {
         return;
     };
+    if let Some(script) = &script
+        && DATABASES.contains(&command.name.as_str())
+    {
+        database_input(walker, reader, script);
+        return;
+    }
+    if script.is_some() && reads_commands(command) {
+        let why = format!(
+            "`{}` runs commands read from {from}, which Sluice does not read",
+            command.name
+        );
+        if let Some(command) = walker.out.get_mut(reader) {
+            command.mark_unresolved(why);
+        }
+        return;
+    }
     if !reads_script(command) {
         return;
     }

@@ -8,19 +8,26 @@
 //! network or runs other code; `shell(...)` in the language gives each command as a part record.
 
 mod code;
+mod code_calls;
 mod command;
+mod databases;
 pub mod effect_table_rows;
 mod effects;
+mod environment;
 mod extract;
 mod fast;
 mod follow;
+mod grammar;
+mod launchers;
 mod literal;
 mod normalize;
 mod options;
 mod part;
 mod tree;
 mod word;
+mod wrapper_table;
 mod wrappers;
+mod written;
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +43,9 @@ mod bound_tests;
 
 #[cfg(test)]
 mod model_tests;
+
+#[cfg(test)]
+mod reach_tests;
 
 pub use command::{Redirect, SimpleCommand};
 pub use effects::{EffectRow, EffectTable, Effects, Operands};

@@ -103,6 +103,13 @@ pub(super) fn normalize_command(
     }
     if name == "cd" || name == "pushd" {
         *cwd = change_directory(&words, cwd, walker.home.as_deref());
+        if env
+            .iter()
+            .any(|assignment| assignment.text.starts_with("CDPATH="))
+        {
+            // `CDPATH=/ cd etc` goes to `/etc` when there is one: where it goes is not known.
+            *cwd = None;
+        }
         if cwd.as_ref().is_some_and(|c| c.len() > MAX_CWD) {
             // No real directory has such a path (Linux's PATH_MAX is 4096), and a `cd` chain
             // growing it would make every later path cost its length: the `cd` is unresolved and
@@ -272,7 +279,42 @@ fn change_directory(words: &[Word], cwd: &Cwd, home: Option<&str>) -> Cwd {
 
 /// Characters that show as nothing: the shell keeps them in the word, a reader never sees them.
 fn invisible(c: char) -> bool {
-    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    matches!(c, '\r' | '\u{ad}' | '\u{34f}' | '\u{115f}' | '\u{1160}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' | '\u{e0000}'..='\u{e007f}')
+}
+
+/// Characters the shell does not split on or read as syntax, but a reader takes for a space or
+/// for the path characters `/`, `~`, `.`, `*`, `?` and `$` (full-width and other forms).
+fn path_lookalike(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{ff0f}'
+                | '\u{ff5e}'
+                | '\u{ff0e}'
+                | '\u{ff0a}'
+                | '\u{ff1f}'
+                | '\u{ff04}'
+                | '\u{2215}'
+                | '\u{2044}'
+                | '\u{29f8}'
+                | '\u{301c}'
+                | '\u{2024}'
+                | '\u{ff3c}'
+    )
+}
+
+/// A Greek, Cyrillic or Armenian letter in a word that also holds a Latin one (`lodаsh` with a
+/// Cyrillic `а`, `gіt.example`): the classic homoglyph of a package or a host name. Words of
+/// one script alone, as in a message in Russian or Greek, are text.
+fn mixed_script(text: &str) -> Option<char> {
+    let foreign = |c: char| (0x0370..=0x058F).contains(&u32::from(c));
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|piece| piece.chars().any(|c| c.is_ascii_alphabetic()))
+        .find_map(|piece| piece.chars().find(|c| foreign(*c)))
 }
 
 /// Dashes that look like `-` but that no program reads as one.
@@ -283,9 +325,10 @@ fn dash_lookalike(c: char) -> bool {
     )
 }
 
-/// Why the words are not what they look like: invisible characters anywhere, a program name
-/// that is not plain text (full-width letters, odd spaces the shell does not split on), or a
-/// word that starts with a lookalike of `-`. The shell reads each of them literally, so the
+/// Why the words are not what they look like: invisible characters or a carriage return
+/// anywhere, lookalikes of a space or of a path character (`／`, `～`, a no-break space) in any
+/// word, a program name that is not plain ASCII (full-width or Cyrillic letters), or a word that
+/// starts with a lookalike of `-`. The shell reads each of them literally, so the
 /// part is unresolved rather than read as what it resembles.
 fn lookalike(words: &[Word]) -> Option<String> {
     let code = |c: char| format!("U+{:04X}", u32::from(c));
@@ -293,6 +336,20 @@ fn lookalike(words: &[Word]) -> Option<String> {
         if let Some(c) = word.text.chars().find(|c| invisible(*c)) {
             return Some(format!(
                 "`{}` holds an invisible character ({})",
+                word.text,
+                code(c)
+            ));
+        }
+        if let Some(c) = word.text.chars().find(|c| path_lookalike(*c)) {
+            return Some(format!(
+                "`{}` holds {}, which looks like a space or a path character but is not one",
+                word.text,
+                code(c)
+            ));
+        }
+        if let Some(c) = mixed_script(&word.text) {
+            return Some(format!(
+                "`{}` mixes Latin letters with {}, a letter of another script that looks like one",
                 word.text,
                 code(c)
             ));
@@ -306,10 +363,9 @@ fn lookalike(words: &[Word]) -> Option<String> {
         }
     }
     let program = words.first()?;
-    let odd = program.text.chars().find(|c| {
-        !c.is_ascii()
-            && (c.is_whitespace() || ('\u{ff01}'..='\u{ff5e}').contains(c) || dash_lookalike(*c))
-    })?;
+    // No program a developer runs has a name outside ASCII; one that does looks like one that
+    // does not (`ѕh` with a Cyrillic `ѕ`).
+    let odd = program.text.chars().find(|c| !c.is_ascii())?;
     Some(format!(
         "the program `{}` holds {}, a lookalike of a plain character",
         program.text,

@@ -30,6 +30,11 @@ pub(super) fn of(program: &str) -> &'static ProgramOptions {
     OPTIONS.get(program).unwrap_or(&NONE)
 }
 
+/// Whether the table knows the options of `program`.
+pub(super) fn is_known(program: &str) -> bool {
+    OPTIONS.contains_key(program)
+}
+
 /// How many programs the table knows options of (for the documentation's count).
 #[cfg(test)]
 pub(super) fn programs() -> impl Iterator<Item = &'static str> {

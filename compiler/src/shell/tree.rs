@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 #[cfg(test)]
-use super::extract::STEPS;
+use super::grammar::STEPS;
 use super::word::{Word, source, word};
 
 /// The commands before the last of a `&&`/`||` list that the grammar put inside the first part
@@ -81,4 +81,38 @@ pub(super) fn fields(node: Node<'_>) -> Vec<(Option<&str>, Node<'_>)> {
         }
     }
     out
+}
+
+/// Whether a `while` loop's condition is always true and its body puts a command in the
+/// background.
+pub(super) fn endless_spawning(node: Node<'_>, src: &str) -> bool {
+    let condition = node
+        .child_by_field_name("condition")
+        .map(|c| {
+            source(c, src)
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default();
+    if !matches!(
+        condition.as_str(),
+        ":" | "true" | "/bin/true" | "((1))" | "(( 1 ))" | "[ 1 ]" | "[[ 1 ]]" | "1"
+    ) {
+        return false;
+    }
+    let body = node
+        .child_by_field_name("body")
+        .map(|b| source(b, src))
+        .unwrap_or("");
+    let bytes = body.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b == b'&'
+            && bytes.get(i + 1) != Some(&b'&')
+            && bytes.get(i + 1) != Some(&b'>')
+            && i.checked_sub(1)
+                .and_then(|j| bytes.get(j))
+                .is_none_or(|p| !matches!(p, b'&' | b'>' | b'<' | b'|'))
+    })
 }

@@ -6,383 +6,33 @@
 use super::command::SimpleCommand;
 use super::normalize::resolve;
 use super::word::Word;
+use super::wrapper_table::WRAPPERS;
 
-/// How a wrapper takes its words.
-pub(super) struct Wrapper {
-    pub names: &'static [&'static str],
-    /// Options that take the next word as their value (`-u root`); `-uroot` and `--user=root`
-    /// carry it themselves.
-    pub options_with_value: &'static [&'static str],
-    /// Positional words before the command: the duration of `timeout`, the file of `flock`.
-    pub positional: usize,
-    /// Whether `NAME=VALUE` words before the command set its environment.
-    pub assignments: bool,
-    /// Options whose value is a shell script the wrapper runs (`su -c`, `flock -c`).
-    pub script_options: &'static [&'static str],
-    /// The words after the options are one script, joined by spaces (`watch`, `parallel`).
-    pub joins: bool,
-    /// Without a script option, the words after the options are not a command (`su root`).
-    pub needs_script: bool,
-    /// Only a wrapper with this first operand (`uv run`, `bundle exec`).
-    pub subcommand: Option<&'static str>,
-}
-
-const fn plain(names: &'static [&'static str], values: &'static [&'static str]) -> Wrapper {
-    Wrapper {
-        names,
-        options_with_value: values,
-        positional: 0,
-        assignments: false,
-        script_options: &[],
-        joins: false,
-        needs_script: false,
-        subcommand: None,
+/// Where the subcommand `sub` of a runner is among `words`, after the options before it (and
+/// their values); `0` stands for "not there", since `words[0]` is the program.
+fn subcommand_at(words: &[Word], sub: &str, values: &[&str]) -> Option<usize> {
+    let mut at = 1;
+    while let Some(word) = words.get(at) {
+        if word.text == sub {
+            return Some(at);
+        }
+        if !word.text.starts_with('-') {
+            return None;
+        }
+        let key = word.text.split('=').next().unwrap_or(&word.text);
+        at += if values.contains(&key) && !word.text.contains('=') {
+            2
+        } else {
+            1
+        };
     }
+    None
 }
 
-const fn positional(
-    names: &'static [&'static str],
-    values: &'static [&'static str],
-    count: usize,
-) -> Wrapper {
-    Wrapper {
-        positional: count,
-        ..plain(names, values)
-    }
+/// Whether `name` is a wrapper Sluice strips.
+pub(super) fn is_wrapper(name: &str) -> bool {
+    WRAPPERS.iter().any(|w| w.names.contains(&name))
 }
-
-const fn scripted(
-    names: &'static [&'static str],
-    values: &'static [&'static str],
-    script: &'static [&'static str],
-) -> Wrapper {
-    Wrapper {
-        script_options: script,
-        needs_script: true,
-        ..plain(names, values)
-    }
-}
-
-const fn runner(
-    name: &'static [&'static str],
-    sub: &'static str,
-    values: &'static [&'static str],
-) -> Wrapper {
-    Wrapper {
-        subcommand: Some(sub),
-        ..plain(name, values)
-    }
-}
-
-/// The wrappers that run the command that follows them (lang-spec/shell.md lists them).
-pub(super) const WRAPPERS: &[Wrapper] = &[
-    Wrapper {
-        assignments: true,
-        ..plain(
-            &["sudo"],
-            &[
-                "-u",
-                "-g",
-                "-h",
-                "-p",
-                "-C",
-                "-D",
-                "-r",
-                "-t",
-                "-T",
-                "-U",
-                "--user",
-                "--group",
-                "--host",
-                "--prompt",
-                "--close-from",
-                "--chdir",
-                "--role",
-                "--type",
-                "--command-timeout",
-                "--other-user",
-            ],
-        )
-    },
-    plain(&["doas"], &["-u", "-C"]),
-    plain(&["pkexec"], &["--user"]),
-    Wrapper {
-        assignments: true,
-        script_options: &["-S", "--split-string"],
-        ..plain(
-            &["env"],
-            &["-u", "-C", "--unset", "--chdir", "-a", "--argv0"],
-        )
-    },
-    plain(&["nice"], &["-n", "--adjustment"]),
-    positional(
-        &["timeout", "gtimeout"],
-        &["-s", "-k", "--signal", "--kill-after"],
-        1,
-    ),
-    plain(
-        &[
-            "nohup", "setsid", "unbuffer", "busybox", "builtin", "command",
-        ],
-        &[],
-    ),
-    plain(&["exec"], &["-a"]),
-    plain(&["time"], &["-f", "-o", "--format", "--output"]),
-    plain(
-        &["stdbuf", "gstdbuf"],
-        &["-i", "-o", "-e", "--input", "--output", "--error"],
-    ),
-    Wrapper {
-        script_options: &["-c", "--command"],
-        ..positional(
-            &["flock"],
-            &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"],
-            1,
-        )
-    },
-    positional(&["chroot"], &["--userspec", "--groups"], 1),
-    plain(
-        &["strace", "ltrace"],
-        &[
-            "-o",
-            "-e",
-            "-p",
-            "-s",
-            "-u",
-            "-a",
-            "-b",
-            "-E",
-            "-I",
-            "-O",
-            "-P",
-            "-S",
-            "-X",
-            "-n",
-            "--output",
-            "--trace",
-            "--string-limit",
-            "--user",
-            "--env",
-        ],
-    ),
-    plain(
-        &["ionice"],
-        &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
-    ),
-    positional(&["taskset"], &[], 1),
-    positional(
-        &["chrt"],
-        &[
-            "-T",
-            "-P",
-            "-D",
-            "--sched-runtime",
-            "--sched-period",
-            "--sched-deadline",
-        ],
-        1,
-    ),
-    plain(&["prlimit"], &["-p", "--pid"]),
-    positional(&["faketime"], &[], 1),
-    plain(
-        &[
-            "firejail",
-            "valgrind",
-            "torsocks",
-            "eatmydata",
-            "catchsegv",
-            "dbus-run-session",
-            "dumb-init",
-            "tini",
-            "caffeinate",
-        ],
-        &["-t", "-w", "-s", "-p"],
-    ),
-    plain(
-        &["systemd-run"],
-        &[
-            "-u",
-            "-p",
-            "-E",
-            "-M",
-            "-H",
-            "--unit",
-            "--property",
-            "--setenv",
-            "--uid",
-            "--gid",
-            "--nice",
-            "--working-directory",
-            "--slice",
-            "--description",
-            "--machine",
-            "--host",
-        ],
-    ),
-    plain(
-        &["unshare", "nsenter"],
-        &[
-            "-t", "-S", "-G", "-w", "-r", "--target", "--setuid", "--setgid", "--wd",
-        ],
-    ),
-    plain(
-        &["numactl"],
-        &[
-            "-C",
-            "-N",
-            "-m",
-            "-i",
-            "-p",
-            "--physcpubind",
-            "--cpunodebind",
-            "--membind",
-            "--interleave",
-            "--preferred",
-        ],
-    ),
-    plain(&["cgexec"], &["-g"]),
-    plain(&["proxychains", "proxychains4"], &["-f"]),
-    plain(&["fakeroot"], &["-l", "-s", "-i", "--lib", "--faked"]),
-    plain(
-        &["xvfb-run"],
-        &[
-            "-n",
-            "-s",
-            "-f",
-            "-e",
-            "-p",
-            "-w",
-            "--server-num",
-            "--server-args",
-        ],
-    ),
-    plain(&["arch"], &["-arch"]),
-    plain(&["sandbox-exec"], &["-f", "-p", "-n", "-D"]),
-    positional(&["direnv"], &[], 2),
-    scripted(
-        &["su"],
-        &["-s", "-g", "-G", "--shell", "--group"],
-        &["-c", "--command"],
-    ),
-    Wrapper {
-        needs_script: false,
-        ..scripted(
-            &["runuser"],
-            &["-u", "-g", "-G", "-s", "--user", "--group", "--shell"],
-            &["-c", "--command"],
-        )
-    },
-    scripted(&["sg"], &[], &["-c"]),
-    scripted(
-        &["script"],
-        &[
-            "-O",
-            "-I",
-            "-T",
-            "-t",
-            "-E",
-            "--log-out",
-            "--log-in",
-            "--log-timing",
-            "--echo",
-        ],
-        &["-c", "--command"],
-    ),
-    scripted(
-        &["nix-shell"],
-        &["-p", "-A", "-I", "--packages", "--attr"],
-        &["--run", "--command"],
-    ),
-    Wrapper {
-        joins: true,
-        ..plain(&["watch"], &["-n", "--interval", "-d", "-q", "--equexit"])
-    },
-    Wrapper {
-        joins: true,
-        ..plain(
-            &["parallel"],
-            &[
-                "-j",
-                "-N",
-                "-n",
-                "-P",
-                "-S",
-                "-a",
-                "-d",
-                "-I",
-                "-E",
-                "--jobs",
-                "--sshlogin",
-                "--arg-file",
-                "--delay",
-                "--colsep",
-                "--timeout",
-                "--joblog",
-                "--results",
-            ],
-        )
-    },
-    Wrapper {
-        assignments: false,
-        ..plain(
-            &["xargs"],
-            &[
-                "-a",
-                "-d",
-                "-E",
-                "-e",
-                "-I",
-                "-L",
-                "-l",
-                "-n",
-                "-P",
-                "-s",
-                "--arg-file",
-                "--delimiter",
-                "--max-args",
-                "--max-procs",
-                "--max-lines",
-                "--replace",
-            ],
-        )
-    },
-    runner(
-        &["uv", "poetry", "pipenv", "pdm", "hatch", "rye"],
-        "run",
-        &[
-            "--with",
-            "--python",
-            "-p",
-            "--env",
-            "-e",
-            "--directory",
-            "--project",
-            "--package",
-        ],
-    ),
-    Wrapper {
-        script_options: &["-c", "--call"],
-        ..plain(&["npx", "bunx", "pnpx"], &["-p", "--package"])
-    },
-    runner(&["pnpm", "yarn"], "dlx", &["-p", "--package"]),
-    runner(&["npm"], "exec", &["-p", "--package", "-w", "--workspace"]),
-    runner(
-        &["bundle", "mise", "rtx", "asdf", "rbenv", "pyenv", "nodenv"],
-        "exec",
-        &[],
-    ),
-    runner(
-        &["conda", "mamba", "micromamba"],
-        "run",
-        &["-n", "-p", "--name", "--prefix"],
-    ),
-    runner(&["aws-vault"], "exec", &["-d", "--duration", "--region"]),
-    runner(
-        &["op", "doppler", "dotenvx"],
-        "run",
-        &["--env-file", "-p", "--project", "-c", "--config"],
-    ),
-];
 
 /// Whether a wrapper's option names the directory the command runs in.
 fn changes_directory(wrapper: &str, option: &str) -> bool {
@@ -393,6 +43,8 @@ fn changes_directory(wrapper: &str, option: &str) -> bool {
             | ("doas", "-C")
             | ("systemd-run", "--working-directory")
             | ("nsenter" | "unshare", "-w" | "--wd")
+            | ("npm", "--prefix" | "-C")
+            | ("pnpm" | "yarn" | "bun", "-C" | "--dir" | "--cwd")
     )
 }
 
@@ -487,16 +139,37 @@ pub(super) fn strip_wrappers(
             return;
         }
         let name = program_name(&first.text).to_string();
-        let Some(wrapper) = WRAPPERS.iter().find(|w| w.names.contains(&name.as_str())) else {
+        let Some((wrapper, sub_at)) = WRAPPERS.iter().find_map(|w| {
+            if !w.names.contains(&name.as_str()) {
+                return None;
+            }
+            match w.subcommand {
+                None => Some((w, 0)),
+                Some(sub) => subcommand_at(words, sub, w.options_with_value).map(|at| (w, at)),
+            }
+        }) else {
             return;
         };
-        let mut rest = 1;
-        if let Some(sub) = wrapper.subcommand {
-            match words.get(1) {
-                Some(word) if word.text == sub => rest = 2,
-                _ => return,
+        // `npm --prefix ~ exec CMD`: the options before the subcommand may move the directory.
+        for at in 1..sub_at {
+            let (Some(word), next) = (words.get(at), words.get(at + 1)) else {
+                break;
+            };
+            let key = word.text.split('=').next().unwrap_or(&word.text);
+            if changes_directory(&name, key) {
+                let dir = word
+                    .text
+                    .split_once('=')
+                    .map(|(_, d)| d.to_string())
+                    .or_else(|| next.map(|w| w.text.clone()));
+                if let Some(dir) = dir {
+                    command.cwd = Some(resolve(&dir, command.cwd.as_deref(), home));
+                }
             }
         }
+        let mut rest = 1 + sub_at;
+        let mut executes_words = false;
+        let mut replace: Option<String> = None;
         let mut positional = wrapper.positional;
         let mut script: Option<Word> = None;
         while let Some(word) = words.get(rest) {
@@ -527,6 +200,11 @@ pub(super) fn strip_wrappers(
                     break;
                 }
                 let takes_value = wrapper.options_with_value.contains(&key) && !text.contains('=');
+                executes_words |= name == "watch" && matches!(text, "-x" | "--exec");
+                if name == "xargs" {
+                    replace = replace_string(text, words.get(rest + 1).map(|w| w.text.as_str()))
+                        .or(replace);
+                }
                 if changes_directory(&name, key) {
                     let dir = match text.split_once('=') {
                         Some((_, dir)) => Some(dir.to_string()),
@@ -558,19 +236,80 @@ pub(super) fn strip_wrappers(
             return;
         }
         let mut inner = words.split_off(rest.min(words.len()));
-        if wrapper.joins {
+        if wrapper.joins && !executes_words {
+            // `parallel CMD ::: A B`: each argument after `:::` is put in for `{}`, or after
+            // the command; all of them at once stand for every run.
+            let mut given = Vec::new();
             if let Some(end) = inner.iter().position(|w| w.text.starts_with(":::")) {
-                inner.truncate(end);
+                given = inner.split_off(end);
+                given.retain(|w| !w.text.starts_with(":::"));
             }
             if !inner.is_empty() {
-                inner = as_shell(joined(&inner));
+                let mut script = joined(&inner);
+                if !given.is_empty() {
+                    let arguments = joined(&given);
+                    if script.text.contains("{}") {
+                        script.text = script.text.replace("{}", &arguments.text);
+                    } else {
+                        script.text = format!("{} {}", script.text, arguments.text);
+                    }
+                    if script.dynamic.is_none() {
+                        script.dynamic = arguments.dynamic;
+                    }
+                }
+                inner = as_shell(script);
             }
         }
         *words = inner;
+        if name == "xargs" || name == "parallel" {
+            from_input(words, replace.as_deref(), &name);
+        }
         if words.is_empty() && name == "xargs" {
             // `xargs` with no command runs `echo`.
             words.push(Word::literal("echo"));
         }
     }
     command.mark_unresolved("more wrappers than can be followed");
+}
+
+/// The string `xargs -I R` (or `-iR`, `--replace=R`, `-i`) replaces with each line it reads.
+fn replace_string(option: &str, next: Option<&str>) -> Option<String> {
+    match option {
+        "-I" => next.map(str::to_string),
+        "-i" | "--replace" => Some("{}".to_string()),
+        _ => option
+            .strip_prefix("--replace=")
+            .or_else(|| option.strip_prefix("-I"))
+            .or_else(|| option.strip_prefix("-i"))
+            .filter(|r| !r.is_empty())
+            .map(str::to_string),
+    }
+}
+
+/// What `xargs` and `parallel` put in the command's words comes from their input: a word holding
+/// the replace string is not known until it runs, and a shell given `-c` with no script takes
+/// the first line read as its script.
+fn from_input(words: &mut [Word], replace: Option<&str>, name: &str) {
+    let why = format!("`{name}` fills it in from what it reads");
+    let replace = replace.or((name == "parallel").then_some("{}"));
+    for word in words.iter_mut().skip(1) {
+        if replace.is_some_and(|r| !r.is_empty() && word.text.contains(r)) && word.dynamic.is_none()
+        {
+            word.dynamic = Some(why.clone());
+        }
+    }
+    let Some(program) = words.first() else { return };
+    let shell = super::follow::SHELLS.contains(&program_name(&program.text));
+    let script_follows = words
+        .iter()
+        .skip(1)
+        .position(|w| !w.text.starts_with('-'))
+        .is_some();
+    if shell
+        && !script_follows
+        && words.iter().any(|w| w.text == "-c")
+        && let Some(program) = words.first_mut()
+    {
+        program.dynamic.get_or_insert(why);
+    }
 }
