@@ -61,6 +61,18 @@ pub fn claude_command(binary: &std::path::Path, project: &Project, model: &FakeM
     command
 }
 
+/// [`run_claude_with`] for a command Claude Code asks about. On a loaded machine Claude Code has
+/// been seen to settle the permission itself, without a `PermissionRequest` (its answer then
+/// says the command "cannot be auto-allowed"), so a run in which the hook was never asked is
+/// tried once more; one in which it was asked is judged as it is.
+fn run_until_asked(project: &Project, command: &str) -> (Output, FakeModel) {
+    let first = run_claude_with(project, command, &[]);
+    if !project.answers().is_empty() {
+        return first;
+    }
+    run_claude_with(project, command, &[])
+}
+
 fn session(project: &Project, command: &str, extra: &str) -> (Output, FakeModel) {
     settings(project, extra, json!({}));
     run_claude(project, command)
@@ -149,7 +161,7 @@ fn claude_permission_request_is_answered_by_the_chain() {
         "sluice.toml",
         &format!("[[policy]]\nset = \"policies/team\"\n\n{starter}"),
     );
-    let (output, _model) = run_claude_with(&allowed, "touch made.txt", &[]);
+    let (output, _model) = run_until_asked(&allowed, "touch made.txt");
     let answers = allowed.answers();
     assert!(
         answers.contains("\"hookEventName\":\"PermissionRequest\"")
@@ -166,7 +178,7 @@ fn claude_permission_request_is_answered_by_the_chain() {
     let denied = Project::new("claude-permission-deny");
     settings(&denied);
     let victim = denied.victim();
-    let (output, model) = run_claude_with(&denied, "find . -delete", &[]);
+    let (output, model) = run_until_asked(&denied, "find . -delete");
     assert!(victim.join("keep.txt").exists(), "{}", crate::text(&output));
     let answers = denied.answers();
     assert!(
