@@ -582,7 +582,7 @@ fn explain_lists_the_rules_that_did_not_match_and_the_post_check_rewrites() {
     ));
     assert!(text.contains("post-checks:"), "{text}");
     assert!(
-        text.contains("redact_aws_access_keys (builtin:secrets-redaction/secrets-redaction.sluice:8): replaced the content: \"k=[REDACTED aws-access-key-id]\""),
+        text.contains("redact_aws_access_keys (builtin:secrets-redaction/secrets-redaction.sluice:8): redacted the content: \"k=[REDACTED aws-access-key-id]\""),
         "{text}"
     );
 }

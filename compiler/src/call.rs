@@ -127,7 +127,32 @@ impl ToolResult {
     }
 
     pub(crate) fn to_json(&self) -> Value {
-        serde_json::json!({ "status": self.status.as_str(), "content": self.content, "value": self.value, "error": self.error })
+        serde_json::json!({ "status": self.status.as_str(), "content": self.content, "value": self.value, "error": self.error, "text": self.text() })
+    }
+
+    /// `result.text`: every text channel of the result, as a redaction reads them — the content,
+    /// each string in the value (depth first, keys not included) and the error — one per line.
+    pub fn text(&self) -> String {
+        let mut text = self.content.clone();
+        for_each_string(&self.value, &mut |s| {
+            text.push('\n');
+            text.push_str(s);
+        });
+        if let Some(error) = &self.error {
+            text.push('\n');
+            text.push_str(error);
+        }
+        text
+    }
+}
+
+/// Every string in a JSON tree, depth first; object keys are names, not text, and are skipped.
+pub fn for_each_string(value: &Value, visit: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(s) => visit(s),
+        Value::Array(items) => items.iter().for_each(|item| for_each_string(item, visit)),
+        Value::Object(map) => map.values().for_each(|item| for_each_string(item, visit)),
+        _ => {}
     }
 }
 

@@ -114,6 +114,22 @@ pub enum AppliedEffect {
     Value(Value),
     Attach(String),
     Fail(Failure),
+    /// A run of `redact` rules: the channels it rewrote.
+    Redacted(Redacted),
+}
+
+/// The text channels a run of redactions rewrote; a channel it left alone is `None`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Redacted {
+    pub content: Option<String>,
+    pub value: Option<Value>,
+    pub error: Option<String>,
+}
+
+impl Redacted {
+    pub fn changed(&self) -> bool {
+        self.content.is_some() || self.value.is_some() || self.error.is_some()
+    }
 }
 
 /// The result after post-checks.
@@ -123,6 +139,9 @@ pub struct PostcheckOutcome {
     pub outcome: PostcheckKind,
     pub content: String,
     pub value: Value,
+    /// The tool's error text, as the post-checks left it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub failure: Option<Failure>,
     /// Context attached by rules, in order.
     pub attached: Vec<String>,

@@ -184,7 +184,7 @@ impl Chain {
                     .failure
                     .as_ref()
                     .map(|f| f.message.clone())
-                    .or_else(|| seen.result.as_ref().and_then(|r| r.error.clone()));
+                    .or_else(|| post.error.clone());
                 rewritten.get_or_insert_with(|| call.clone()).result = Some(ToolResult {
                     status: post.status,
                     content: post.content.clone(),
@@ -262,6 +262,7 @@ fn combine(
         outcome: PostcheckKind::Accept,
         content: original.content.clone(),
         value: original.value.clone(),
+        error: original.error.clone(),
         failure: None,
         attached: Vec::new(),
         applied: Vec::new(),
@@ -271,6 +272,7 @@ fn combine(
         combined.status = step.status;
         combined.content = step.content;
         combined.value = step.value;
+        combined.error = step.error;
         combined.attached.extend(step.attached);
         combined.applied.extend(step.applied);
         combined.steps.extend(step.steps);

@@ -328,6 +328,11 @@ impl PostCheck for PolicyStage {
                         AppliedEffect::Content(c) => PostAction::ReplaceContent(c),
                         AppliedEffect::Value(v) => PostAction::ReplaceValue(v),
                         AppliedEffect::Attach(a) => PostAction::AttachContext(a),
+                        AppliedEffect::Redacted(r) => PostAction::Redact {
+                            content: r.content,
+                            value: r.value,
+                            error: r.error,
+                        },
                         AppliedEffect::Fail(f) => PostAction::Fail {
                             message: f.message,
                             context: f.context,

@@ -15,6 +15,12 @@ pub enum PostAction {
     ReplaceContent(String),
     ReplaceValue(Value),
     AttachContext(String),
+    /// Redactions: each text channel that changed, rewritten.
+    Redact {
+        content: Option<String>,
+        value: Option<Value>,
+        error: Option<String>,
+    },
     /// Fails the result; only this context is exposed, the tool's own is dropped.
     Fail {
         message: String,
@@ -63,6 +69,21 @@ pub(crate) fn apply(result: &mut NormalizedResult, verdict: PostVerdict) -> bool
             PostAction::ReplaceContent(content) => result.content = content,
             PostAction::ReplaceValue(value) => result.value = value,
             PostAction::AttachContext(context) => result.context.push(context),
+            PostAction::Redact {
+                content,
+                value,
+                error,
+            } => {
+                if let Some(content) = content {
+                    result.content = content;
+                }
+                if let Some(value) = value {
+                    result.value = value;
+                }
+                if let Some(error) = error {
+                    result.error = Some(error);
+                }
+            }
             PostAction::Fail { message, context } => {
                 fail(result, &verdict.by, message, context);
                 return false;

@@ -458,6 +458,19 @@ fn print_rewrites(outcome: &ChainOutcome) {
                 AppliedEffect::Value(value) => format!("replaced the value: {value}"),
                 AppliedEffect::Attach(text) => format!("attached context: {text:?}"),
                 AppliedEffect::Fail(failure) => format!("failed the result: {:?}", failure.message),
+                AppliedEffect::Redacted(redacted) => {
+                    let mut channels = Vec::new();
+                    if let Some(content) = &redacted.content {
+                        channels.push(format!("the content: {content:?}"));
+                    }
+                    if let Some(value) = &redacted.value {
+                        channels.push(format!("the value: {value}"));
+                    }
+                    if let Some(error) = &redacted.error {
+                        channels.push(format!("the error: {error:?}"));
+                    }
+                    format!("redacted {}", channels.join("; "))
+                }
             };
             outln!(
                 "  {} ({}:{}): {what}",

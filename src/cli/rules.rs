@@ -77,6 +77,7 @@ fn effect_word(effect: &CheckedEffect) -> &'static str {
         CheckedEffect::ReplaceValue(_) => "replace value",
         CheckedEffect::Fail { .. } => "fail",
         CheckedEffect::Attach(_) => "attach context",
+        CheckedEffect::Redact(_) => "redact",
         CheckedEffect::Safe => "safe",
     }
 }

@@ -192,6 +192,13 @@ pub enum EffectKind {
         context: Option<Expr>,
     },
     Attach(Expr),
+    /// `redact r"re" as "family" [where cond]`: a post-check's redaction of every match in the
+    /// result's text channels; `cond` judges each match (`secret`, `around`).
+    Redact {
+        pattern: Expr,
+        family: Expr,
+        filter: Option<Expr>,
+    },
     Veto(Expr),
     Safe,
 }
@@ -208,10 +215,19 @@ impl EffectKind {
             EffectKind::ReplaceValue(_) => "replace value",
             EffectKind::Fail { .. } => "fail",
             EffectKind::Attach(_) => "attach context",
+            EffectKind::Redact { .. } => "redact",
             EffectKind::Veto(_) => "a veto reason",
             EffectKind::Safe => "safe",
         }
     }
+}
+
+/// The patterns of a rule's `redact` effects, in order.
+pub fn effect_patterns(effects: &[Effect]) -> impl Iterator<Item = &Expr> {
+    effects.iter().filter_map(|effect| match &effect.kind {
+        EffectKind::Redact { pattern, .. } => Some(pattern),
+        _ => None,
+    })
 }
 
 /// `test "name" { statements }`.
@@ -253,6 +269,8 @@ pub enum Expectation {
     Reason(String),
     Content(String),
     Value(Literal),
+    /// `error "TEXT"`: the tool's error text after the post-checks.
+    Error(String),
     Fail(String),
     Attached(String),
     /// `part "TEXT" VERDICT`: the verdict per-part rules gave the part with that text.

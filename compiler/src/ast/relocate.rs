@@ -153,6 +153,7 @@ impl Relocate for TestStmt {
                 Expectation::NoGate
                 | Expectation::Reason(_)
                 | Expectation::Content(_)
+                | Expectation::Error(_)
                 | Expectation::Fail(_)
                 | Expectation::Attached(_) => {}
                 Expectation::Part(_, verdict) => verdict.relocate(from, to),
@@ -197,6 +198,15 @@ impl Relocate for Effect {
             EffectKind::Fail { message, context } => {
                 message.relocate(from, to);
                 context.relocate(from, to);
+            }
+            EffectKind::Redact {
+                pattern,
+                family,
+                filter,
+            } => {
+                pattern.relocate(from, to);
+                family.relocate(from, to);
+                filter.relocate(from, to);
             }
         }
     }

@@ -60,6 +60,8 @@ pub fn result_record() -> Arc<Record> {
             ("content".into(), Ty::Str),
             ("value".into(), Ty::Json),
             ("error".into(), Ty::Str.optional()),
+            // Derived: every text the result carries (see `ToolResult::text`).
+            ("text".into(), Ty::Str),
         ],
     })
 }

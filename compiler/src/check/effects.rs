@@ -15,7 +15,7 @@ pub fn contract(kind: RuleKind) -> &'static str {
             "a gate can only veto: write its reason as a string, `=> \"why\"`; a gate has no allow"
         }
         RuleKind::Postcheck => {
-            "a postcheck may `accept`, `replace content <text>` or `replace value <json>` (not both), `attach context <text>`, or `fail \"message\" [with context <text>]` alone"
+            "a postcheck may `accept`, `replace content <text>` or `replace value <json>` (not both), `redact r\"re\" as \"family\"` (any number), `attach context <text>`, or `fail \"message\" [with context <text>]` alone"
         }
         RuleKind::Concurrency => {
             "a concurrency rule has one effect, `safe`: the calls it matches may run concurrently with their neighbours"
@@ -37,6 +37,7 @@ fn allowed(kind: RuleKind, effect: &EffectKind) -> bool {
                 | EffectKind::ReplaceValue(_)
                 | EffectKind::Fail { .. }
                 | EffectKind::Attach(_)
+                | EffectKind::Redact { .. }
         ),
         RuleKind::Concurrency => matches!(effect, EffectKind::Safe),
     }
@@ -124,6 +125,13 @@ pub(crate) fn check_effects(
             EffectKind::ReplaceContent(e) => text(checker, e).map(CheckedEffect::ReplaceContent),
             EffectKind::ReplaceValue(e) => checker.message(e).map(CheckedEffect::ReplaceValue),
             EffectKind::Attach(e) => text(checker, e).map(CheckedEffect::Attach),
+            EffectKind::Redact {
+                pattern,
+                family,
+                filter,
+            } => checker
+                .redaction(pattern, family, filter.as_ref())
+                .map(CheckedEffect::Redact),
             EffectKind::Fail { message, context } => {
                 let message = text(checker, message);
                 let context = match context {
@@ -177,11 +185,13 @@ fn clashes(kind: RuleKind, earlier: &EffectKind, later: &EffectKind) -> bool {
     match kind {
         // One decision or one veto per rule.
         RuleKind::Precheck | RuleKind::Gate | RuleKind::Concurrency => true,
-        // Context may be attached alongside one replacement; anything else contradicts.
+        // Context may be attached alongside one replacement or any redactions; anything else
+        // contradicts.
         RuleKind::Postcheck => !matches!(
             (earlier, later),
             (Attach(_), Attach(_) | ReplaceContent(_) | ReplaceValue(_))
                 | (ReplaceContent(_) | ReplaceValue(_), Attach(_))
+                | (Attach(_) | Redact { .. }, Attach(_) | Redact { .. })
         ),
     }
 }

@@ -122,6 +122,74 @@ impl<'a> ExprChecker<'a> {
         Some((id, list))
     }
 
+    /// `redact r"re" as "family" [where cond]`: the pattern is a literal regex, the family a
+    /// literal name, and `cond` a condition over `secret` (the match, or its group named
+    /// `secret`) and `around` (the match with its neighbours on the same line).
+    pub fn redaction(
+        &mut self,
+        pattern: &Expr,
+        family: &Expr,
+        filter: Option<&Expr>,
+    ) -> Option<super::CheckedRedaction> {
+        let literal = |expr: &Expr| match &expr.kind {
+            ExprKind::Str(parts) => match parts.as_slice() {
+                [] => Some(String::new()),
+                [StrPart::Text(text)] => Some(text.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(regex) = literal(pattern) else {
+            self.error(
+                Code::InvalidRegex,
+                pattern.span,
+                "the pattern of `redact` must be a string literal".into(),
+                "not a literal",
+                "write the regex as a raw string, for example `redact r\"ghp_[0-9A-Za-z]{36}\" as \"github-pat\"`".into(),
+            );
+            return None;
+        };
+        let hir = self.validate_regex(&regex, pattern.span);
+        let name = literal(family).filter(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        });
+        let Some(name) = name else {
+            self.error(
+                Code::TypeMismatch,
+                family.span,
+                "the family of `redact` must be a literal name of lowercase letters, digits and `-`"
+                    .into(),
+                "not a family name",
+                "name what was redacted, for example `as \"github-pat\"`: the text becomes `[REDACTED github-pat]`".into(),
+            );
+            return None;
+        };
+        let secret = VarId(self.vars);
+        let around = VarId(self.vars + 1);
+        self.vars += 2;
+        self.scope.push(("secret".into(), secret, Ty::Str));
+        self.scope.push(("around".into(), around, Ty::Str));
+        let filter = filter.map(|f| self.condition(f));
+        self.scope.pop();
+        self.scope.pop();
+        let filter = match filter {
+            Some(checked) => Some(checked?),
+            None => None,
+        };
+        hir?;
+        Some(super::CheckedRedaction {
+            pattern: regex.into(),
+            pattern_span: pattern.span,
+            family: name.into(),
+            filter,
+            secret,
+            around,
+        })
+    }
+
     /// A message: any non-optional value, shown as text.
     pub fn message(&mut self, expr: &Expr) -> Checked {
         let checked = self.expr(expr)?;
@@ -760,6 +828,19 @@ impl<'a> ExprChecker<'a> {
                     span,
                 })
             }
+            "entropy" => {
+                let checked = self.arguments(name, &[Ty::Str], args, span)?;
+                let checked: Option<Vec<TExpr>> =
+                    checked.into_iter().map(|a| self.required(a)).collect();
+                Some(TExpr {
+                    kind: TExprKind::Builtin {
+                        builtin: Builtin::Entropy,
+                        args: checked?,
+                    },
+                    ty: Ty::Float,
+                    span,
+                })
+            }
             "redact" => {
                 let checked = self.arguments(name, &[Ty::Str, Ty::Str, Ty::Str], args, span)?;
                 let pattern = checked.get(1)?;
@@ -787,7 +868,7 @@ impl<'a> ExprChecker<'a> {
                 let suggestion = did_you_mean(
                     name,
                     [
-                        "path", "url", "len", "redact", "string", "shell", "any", "all",
+                        "path", "url", "len", "redact", "string", "entropy", "shell", "any", "all",
                     ],
                 );
                 self.error(
@@ -795,7 +876,7 @@ impl<'a> ExprChecker<'a> {
                     function.span,
                     format!("unknown function `{name}`"),
                     "unknown function",
-                    help_with_suggestion(suggestion, "the functions are `path`, `url`, `len`, `redact`, `string` and `shell`; `any` and `all` quantify over lists".to_string()),
+                    help_with_suggestion(suggestion, "the functions are `path`, `url`, `len`, `redact`, `string`, `entropy` and `shell`; `any` and `all` quantify over lists".to_string()),
                 );
                 None
             }

@@ -9,7 +9,7 @@ use super::effects::check_effects;
 use super::expr::{ArgsShape, ExprChecker};
 use super::tests::{CheckedTest, check_test};
 use super::{CheckedRule, Record, ToolSet, Ty};
-use crate::ast::{Item, PolicyFile, Relocate, Rule, Selector, Span};
+use crate::ast::{Expr, Item, PolicyFile, Relocate, Rule, Selector, Span};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
 
 /// One parsed file of the set, and the schema files the set names.
@@ -215,7 +215,12 @@ fn check_rule_into(
         .per_part
         .as_ref()
         .map(|part| checker.per_part(rule.kind, part));
-    let condition = rule.condition.as_ref().map(|cond| checker.condition(cond));
+    let implied = implied_condition(rule);
+    let condition = rule
+        .condition
+        .as_ref()
+        .or(implied.as_ref())
+        .map(|cond| checker.condition(cond));
     let effects = check_effects(&mut checker, rule.kind, &rule.effects);
     let vars = checker.vars;
     let condition = match condition {
@@ -239,6 +244,47 @@ fn check_rule_into(
         examples: rule.examples.clone(),
         vars,
     })
+}
+
+/// A redacting rule written without `when` holds where one of its patterns matches some text of
+/// the result: `result.text matches r"re" or …`. Written out, the condition goes through the same
+/// field scan as any other, so a long result is read once for all such rules.
+fn implied_condition(rule: &Rule) -> Option<Expr> {
+    use crate::ast::{BinOp, ExprKind, Ident, effect_patterns};
+    if rule.condition.is_some() {
+        return None;
+    }
+    effect_patterns(&rule.effects)
+        .map(|pattern| {
+            let span = pattern.span;
+            let name = |kind| Box::new(Expr { kind, span });
+            let text = ExprKind::Field(
+                name(ExprKind::Name("result".into())),
+                Ident {
+                    name: "text".into(),
+                    span,
+                },
+            );
+            Expr {
+                kind: ExprKind::Binary {
+                    op: BinOp::Matches,
+                    lhs: name(text),
+                    rhs: Box::new(pattern.clone()),
+                },
+                span,
+            }
+        })
+        .reduce(|lhs, rhs| {
+            let span = lhs.span;
+            Expr {
+                kind: ExprKind::Binary {
+                    op: BinOp::Or,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            }
+        })
 }
 
 fn resolve_selectors(

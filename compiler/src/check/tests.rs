@@ -30,6 +30,7 @@ pub enum Expect {
     Rule(String),
     Reason(String),
     Content(String),
+    Error(String),
     Value(Value),
     Fail(String),
     Attached(String),
@@ -256,6 +257,7 @@ pub(crate) fn check_test(
                     Expectation::NoGate => Expect::NoGate,
                     Expectation::Reason(r) => Expect::Reason(r.clone()),
                     Expectation::Content(c) => Expect::Content(c.clone()),
+                    Expectation::Error(e) => Expect::Error(e.clone()),
                     Expectation::Value(v) => Expect::Value(v.to_json()),
                     Expectation::Fail(f) => Expect::Fail(f.clone()),
                     Expectation::Attached(a) => Expect::Attached(a.clone()),
@@ -295,7 +297,11 @@ pub(crate) fn check_test(
     let needs_result = expects.iter().find(|(e, _)| {
         matches!(
             e,
-            Expect::Content(_) | Expect::Value(_) | Expect::Fail(_) | Expect::Attached(_)
+            Expect::Content(_)
+                | Expect::Value(_)
+                | Expect::Error(_)
+                | Expect::Fail(_)
+                | Expect::Attached(_)
         )
     });
     if let (Some((_, span)), None) = (needs_result, &result) {

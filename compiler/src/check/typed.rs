@@ -126,6 +126,8 @@ pub enum Builtin {
     /// `redact(text, regex, replacement)`; the regex is the second argument, a literal.
     Redact,
     ToString,
+    /// `entropy(s)`: Shannon entropy in bits per character.
+    Entropy,
     /// `shell(command, cwd?, home?)`: the simple commands of a command line, as part records.
     Shell,
 }
@@ -154,6 +156,7 @@ impl Builtin {
         Builtin::UrlUser,
         Builtin::Redact,
         Builtin::ToString,
+        Builtin::Entropy,
         Builtin::Shell,
     ];
 
@@ -179,6 +182,7 @@ impl Builtin {
             Builtin::UrlUser => "user",
             Builtin::Redact => "redact",
             Builtin::ToString => "string",
+            Builtin::Entropy => "entropy",
             Builtin::Shell => "shell",
         }
     }
@@ -213,7 +217,20 @@ pub enum CheckedEffect {
         context: Option<TExpr>,
     },
     Attach(TExpr),
+    Redact(CheckedRedaction),
     Safe,
+}
+
+/// `redact r"re" as "family" where cond`, checked: `cond` sees the match as `secret` and its
+/// neighbourhood as `around`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedRedaction {
+    pub pattern: Arc<str>,
+    pub pattern_span: Span,
+    pub family: Arc<str>,
+    pub filter: Option<TExpr>,
+    pub secret: VarId,
+    pub around: VarId,
 }
 
 /// A rule that passed checking.

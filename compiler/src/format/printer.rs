@@ -112,6 +112,18 @@ fn effect(effect: &Effect) -> String {
             message,
             context: Some(c),
         } => format!("fail {} with context {}", expr(message, 0), expr(c, 0)),
+        EffectKind::Redact {
+            pattern,
+            family,
+            filter,
+        } => {
+            let mut text = format!("redact {} as {}", expr(pattern, 0), expr(family, 0));
+            if let Some(filter) = filter {
+                // The filter on a line of its own, under the pattern it judges.
+                text.push_str(&format!("\n       where {}", expr(filter, 0)));
+            }
+            text
+        }
         EffectKind::Veto(e) => expr(e, 0),
     }
 }
@@ -149,6 +161,7 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Rule(n) => format!("rule {}", n.name),
         Expectation::Reason(s) => format!("reason {}", string_literal(s)),
         Expectation::Content(s) => format!("content {}", string_literal(s)),
+        Expectation::Error(s) => format!("error {}", string_literal(s)),
         Expectation::Value(v) => format!("value {}", literal(v, 14, 2)),
         Expectation::Fail(s) => format!("fail {}", string_literal(s)),
         Expectation::Attached(s) => format!("attach context {}", string_literal(s)),

@@ -17,6 +17,7 @@ pub mod parses;
 mod parts;
 pub mod path;
 mod postcheck;
+mod redact;
 mod settled;
 mod value;
 
@@ -283,6 +284,20 @@ impl<'p> Evaluator<'p> {
     ) -> PostcheckOutcome {
         let _budget = budget::decision();
         self.postcheck_with(call.into(), result, &mut Vec::new())
+    }
+
+    /// Whether a redacting rule, alone in `self`'s program, redacts something of the call's
+    /// result: what its examples are held to, since a match its filter keeps is not one.
+    pub fn redacts(&self, call: &Call) -> Result<bool, String> {
+        let Some(result) = &call.result else {
+            return Ok(false);
+        };
+        let mut errors = Vec::new();
+        let outcome = self.postcheck_with(call.into(), result, &mut errors);
+        match errors.into_iter().next() {
+            Some(failure) => Err(failure.error),
+            None => Ok(!outcome.applied.is_empty()),
+        }
     }
 
     /// The applicable rules, narrowed by the field scans to those that may match.

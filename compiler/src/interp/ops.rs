@@ -257,6 +257,31 @@ pub fn redact<'a>(
     )))
 }
 
+/// Shannon entropy in bits per character: `-Σ p(c)·log2 p(c)` over the string's characters
+/// (Unicode scalar values), 0 for the empty string. `"aaaa"` is 0, `"abcd"` is 2, and a random
+/// base64 string approaches 6.
+pub fn entropy(text: &str) -> f64 {
+    let mut counts: rustc_hash::FxHashMap<char, u32> = rustc_hash::FxHashMap::default();
+    let mut total = 0u32;
+    for c in text.chars() {
+        *counts.entry(c).or_insert(0) += 1;
+        total = total.saturating_add(1);
+    }
+    if total == 0 {
+        return 0.0;
+    }
+    let total = f64::from(total);
+    let sum: f64 = counts
+        .values()
+        .map(|&n| {
+            let p = f64::from(n) / total;
+            -p * p.log2()
+        })
+        .sum();
+    // `-0.0` for a one-character alphabet reads oddly in explanations.
+    sum.max(0.0)
+}
+
 /// The elements a quantifier walks.
 pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
     list.elements().ok_or_else(|| type_fault(0, "a list", list))
@@ -300,6 +325,7 @@ pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResu
             };
             Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)))
         }
+        Builtin::Entropy => Ok(Value::Float(entropy(text(0)?))),
         Builtin::ToString => {
             let value = arg(0)?;
             present(0, value)?;

@@ -4,14 +4,15 @@
 
 use serde_json::Value as Json;
 
+use super::redact::{self, Pending};
 use super::{CallRef, EvalError, Evaluation, Evaluator, Facts, Native, within_budget};
 use crate::ast::RuleKind;
 use crate::budget;
 use crate::call::{Status, ToolResult};
 use crate::decision::{
-    AppliedEffect, EvalFailure, Failure, PostcheckKind, PostcheckOutcome, PostcheckStep,
+    AppliedEffect, EvalFailure, Failure, PostcheckKind, PostcheckOutcome, PostcheckStep, Redacted,
 };
-use crate::ir::EffectIr;
+use crate::ir::{EffectIr, RuleIr};
 use crate::scan::ScanFrame;
 
 impl<'p> Evaluator<'p> {
@@ -27,25 +28,47 @@ impl<'p> Evaluator<'p> {
             outcome: PostcheckKind::Accept,
             content: String::new(),
             value: Json::Null,
+            error: None,
             failure: None,
             attached: Vec::new(),
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let mut rules = self.applicable(
-            RuleKind::Postcheck,
-            self.program.dispatch.resolve(call.tool),
-        );
+        let mut rules = self
+            .applicable(
+                RuleKind::Postcheck,
+                self.program.dispatch.resolve(call.tool),
+            )
+            .peekable();
         // The result's fields are read, and scanned, once for every rule until one rewrites
-        // the result; the rules after it read the rewritten result.
+        // the result; the rules after it read the rewritten result. Redacting rules in a row
+        // act together: their matches are found in the result as the run found it, merged, and
+        // replaced once, before the next rule of another kind reads the result.
         'reading: loop {
             let result_json = current.to_json();
             let roots = self.roots(call, Some(&result_json));
             let facts = Facts::fill(self.program, call.tool, &roots);
             let mut scan = self.scans.map(ScanFrame::new);
-            for rule in rules.by_ref() {
+            let mut pending: Vec<(Pending<'p>, Vec<AppliedEffect>)> = Vec::new();
+            while let Some(&rule) = rules.peek() {
+                let redacting = rule
+                    .effects
+                    .iter()
+                    .any(|e| matches!(e, EffectIr::Redact(_)));
+                if !redacting && !pending.is_empty() {
+                    let rewritten =
+                        self.redact(&facts, &mut pending, &mut current, &mut outcome, errors);
+                    if outcome.failure.is_some() {
+                        break 'reading;
+                    }
+                    if rewritten {
+                        continue 'reading;
+                    }
+                }
+                rules.next();
                 let mut native = Native::Unmade;
                 let mut evaluation = Evaluation::new(self.program, rule, &facts);
+                let mut redactions = Vec::new();
                 let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
                     if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
                         return Ok(None);
@@ -67,6 +90,10 @@ impl<'p> Evaluator<'p> {
                                     None => None,
                                 },
                             }),
+                            EffectIr::Redact(redaction) => {
+                                redactions.push(&**redaction);
+                                continue;
+                            }
                             _ => AppliedEffect::Accept,
                         });
                     }
@@ -74,57 +101,23 @@ impl<'p> Evaluator<'p> {
                 })();
                 let changes = match within_budget(applied, budget::passed(), rule) {
                     Ok(None) => continue,
+                    Ok(Some(changes)) if !redactions.is_empty() => {
+                        // Applies, with its context, only where it finds a match.
+                        pending.push((Pending { rule, redactions }, changes));
+                        continue;
+                    }
                     Ok(Some(changes)) => changes,
-                    Err(error) => {
-                        let message = format!(
-                            "policy error in post-check `{}`: {}",
-                            rule.meta.name, error.message
-                        );
-                        errors.push(EvalFailure {
-                            rule: rule.meta.clone(),
-                            error: error.message,
-                        });
-                        vec![AppliedEffect::Fail(Failure {
-                            message,
-                            context: None,
-                        })]
-                    }
+                    Err(error) => failed(rule, error, errors),
                 };
-                let mut rewritten = false;
-                outcome.applied.push(rule.meta.clone());
-                outcome.steps.push(PostcheckStep {
-                    rule: rule.meta.clone(),
-                    effects: changes.clone(),
-                });
-                for change in changes {
-                    match change {
-                        AppliedEffect::Accept => {}
-                        AppliedEffect::Content(c) => {
-                            rewritten |= c != current.content;
-                            current.content = c;
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Value(v) => {
-                            rewritten |= v != current.value;
-                            current.value = v;
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Attach(a) => {
-                            outcome.attached.push(a);
-                            outcome.outcome = PostcheckKind::Rewritten;
-                        }
-                        AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
-                    }
-                }
-                if outcome.failure.is_some() {
-                    outcome.outcome = PostcheckKind::Fail;
-                    // A failure exposes only the context the failing rule gave.
-                    outcome.attached.clear();
-                    break 'reading;
-                }
-                if rewritten {
+                if self.settle(rule, changes, &mut current, &mut outcome) {
                     continue 'reading;
                 }
+                if outcome.failure.is_some() {
+                    break 'reading;
+                }
+            }
+            if !pending.is_empty() {
+                self.redact(&facts, &mut pending, &mut current, &mut outcome, errors);
             }
             break;
         }
@@ -134,6 +127,134 @@ impl<'p> Evaluator<'p> {
         };
         outcome.content = current.content;
         outcome.value = current.value;
+        outcome.error = current.error;
         outcome
     }
+
+    /// Records a rule's effects in the outcome and applies them to `current`: whether the
+    /// result was rewritten.
+    fn settle(
+        &self,
+        rule: &RuleIr,
+        changes: Vec<AppliedEffect>,
+        current: &mut ToolResult,
+        outcome: &mut PostcheckOutcome,
+    ) -> bool {
+        let mut rewritten = false;
+        outcome.applied.push(rule.meta.clone());
+        outcome.steps.push(PostcheckStep {
+            rule: rule.meta.clone(),
+            effects: changes.clone(),
+        });
+        for change in changes {
+            match change {
+                AppliedEffect::Accept => {}
+                AppliedEffect::Content(c) => {
+                    rewritten |= c != current.content;
+                    current.content = c;
+                    outcome.outcome = PostcheckKind::Rewritten;
+                }
+                AppliedEffect::Value(v) => {
+                    rewritten |= v != current.value;
+                    current.value = v;
+                    outcome.outcome = PostcheckKind::Rewritten;
+                }
+                AppliedEffect::Redacted(redacted) => {
+                    rewritten |= redacted.changed();
+                    if let Some(content) = redacted.content {
+                        current.content = content;
+                    }
+                    if let Some(value) = redacted.value {
+                        current.value = value;
+                    }
+                    if let Some(error) = redacted.error {
+                        current.error = Some(error);
+                    }
+                    outcome.outcome = PostcheckKind::Rewritten;
+                }
+                AppliedEffect::Attach(a) => {
+                    outcome.attached.push(a);
+                    outcome.outcome = PostcheckKind::Rewritten;
+                }
+                AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
+            }
+        }
+        if outcome.failure.is_some() {
+            outcome.outcome = PostcheckKind::Fail;
+            // A failure exposes only the context the failing rule gave.
+            outcome.attached.clear();
+        }
+        rewritten
+    }
+
+    /// Runs the pending redactions over `current`: the rules that found a match apply, in
+    /// order, the last of them carrying the rewritten channels. Whether the result changed.
+    fn redact(
+        &self,
+        facts: &Facts<'_>,
+        pending: &mut Vec<(Pending<'p>, Vec<AppliedEffect>)>,
+        current: &mut ToolResult,
+        outcome: &mut PostcheckOutcome,
+        errors: &mut Vec<EvalFailure>,
+    ) -> bool {
+        let run = std::mem::take(pending);
+        let (rules, contexts): (Vec<Pending<'p>>, Vec<Vec<AppliedEffect>>) =
+            run.into_iter().unzip();
+        let applied = match redact::apply(self.program, facts, &rules, current) {
+            Ok(applied) => applied,
+            Err(error) => {
+                let Some(first) = rules.first() else {
+                    return false;
+                };
+                let changes = failed(first.rule, error, errors);
+                return self.settle(first.rule, changes, current, outcome);
+            }
+        };
+        for (owner, error) in &applied.failures {
+            if let Some(p) = rules.get(*owner) {
+                errors.push(EvalFailure {
+                    rule: p.rule.meta.clone(),
+                    error: error.message.clone(),
+                });
+            }
+        }
+        let applying: Vec<usize> = (0..rules.len())
+            .filter(|i| applied.found.get(*i).is_some_and(|n| *n > 0))
+            .collect();
+        let last = applying.last().copied();
+        let mut redacted = Some(Redacted {
+            content: applied.content,
+            value: applied.value,
+            error: applied.error,
+        });
+        let mut rewritten = false;
+        for (i, (p, mut changes)) in rules.into_iter().zip(contexts).enumerate() {
+            if !applying.contains(&i) {
+                continue;
+            }
+            if Some(i) == last
+                && let Some(redacted) = redacted.take()
+            {
+                changes.push(AppliedEffect::Redacted(redacted));
+            }
+            rewritten |= self.settle(p.rule, changes, current, outcome);
+        }
+        rewritten
+    }
+}
+
+/// A rule whose evaluation failed fails the result, naming the rule.
+fn failed(rule: &RuleIr, error: EvalError, errors: &mut Vec<EvalFailure>) -> Vec<AppliedEffect> {
+    let message = format!(
+        "policy error in post-check `{}`: {}",
+        rule.meta.name, error.message
+    );
+    errors.push(EvalFailure {
+        rule: rule.meta.clone(),
+        error: error.message,
+    });
+    vec![AppliedEffect::Fail(Failure {
+        message,
+        context: None,
+    })]
 }

@@ -95,5 +95,9 @@ fn effect_text(effect: &EffectIr) -> String {
             None => format!("fail n{}", message.0),
         },
         EffectIr::Attach(n) => format!("attach context n{}", n.0),
+        EffectIr::Redact(r) => match r.filter {
+            Some(f) => format!("redact re{} as {:?} where n{}", r.regex.0, r.family, f.0),
+            None => format!("redact re{} as {:?}", r.regex.0, r.family),
+        },
     }
 }

@@ -123,7 +123,19 @@ pub enum EffectIr {
         context: Option<NodeId>,
     },
     Attach(NodeId),
+    Redact(Box<RedactIr>),
     Safe,
+}
+
+/// `redact r"re" as "family" [where cond]`, lowered: `filter` runs once per match with the match
+/// bound to `secret` and its neighbourhood to `around`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RedactIr {
+    pub regex: RegexId,
+    pub family: Arc<str>,
+    pub filter: Option<NodeId>,
+    pub secret: VarId,
+    pub around: VarId,
 }
 
 /// Where a rule came from: enough for provenance in decisions and logs.

@@ -11,8 +11,8 @@ use crate::ast::{ArgvPattern, BinOp, Relocate, Span};
 use crate::check::{Builtin, CheckedEffect, CheckedRule, Const, Root, TExpr, TExprKind, Ty};
 use crate::diagnostics::{Code, Diagnostic, SourceMap};
 use crate::ir::{
-    EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyGlob, PolicyRegex, Program, RegexId,
-    RuleIr, RuleMeta, SetId, Slot, SlotId, ToolGlobs, check_size, check_size_of,
+    EffectIr, GlobId, Node, NodeId, Op, PatternId, PolicyGlob, PolicyRegex, Program, RedactIr,
+    RegexId, RuleIr, RuleMeta, SetId, Slot, SlotId, ToolGlobs, check_size, check_size_of,
 };
 
 /// One rule lowered on its own: its IR with ids into its own tables and spans relative to
@@ -89,6 +89,11 @@ pub fn link<'a>(
             ids.apply(&mut node.op);
             node.span.relocate(0, offset);
         }
+        for effect in &mut rule.effects {
+            if let EffectIr::Redact(redact) = effect {
+                redact.regex = ids.regex(redact.regex);
+            }
+        }
         rule.meta.span.relocate(0, offset);
         let name_start = lowered.name_start.saturating_add(offset) as usize;
         let (line, _) = sources.line_col(&rule.meta.file, name_start);
@@ -135,6 +140,10 @@ struct Renumbering<'a> {
 }
 
 impl Renumbering<'_> {
+    fn regex(&self, local: RegexId) -> RegexId {
+        self.regexes.get(local.0 as usize).copied().unwrap_or(local)
+    }
+
     fn apply(&self, op: &mut Op) {
         fn map<T: Copy>(table: &[T], local: u32, fallback: T) -> T {
             table.get(local as usize).copied().unwrap_or(fallback)
@@ -234,6 +243,13 @@ impl Lowerer {
                 message: self.expr(message),
                 context: context.as_ref().map(|c| self.expr(c)),
             },
+            CheckedEffect::Redact(redaction) => EffectIr::Redact(Box::new(RedactIr {
+                regex: self.regex(&redaction.pattern, None, redaction.pattern_span),
+                family: redaction.family.clone(),
+                filter: redaction.filter.as_ref().map(|f| self.expr(f)),
+                secret: redaction.secret,
+                around: redaction.around,
+            })),
         }
     }
 

@@ -142,6 +142,10 @@ fn is_keyword(kind_of: Rule) -> bool {
             | Rule::kw_fail
             | Rule::kw_with
             | Rule::kw_attach
+            | Rule::kw_redact
+            | Rule::kw_error
+            | Rule::kw_as
+            | Rule::kw_where
             | Rule::kw_examples
             | Rule::kw_test
             | Rule::kw_agent
@@ -396,6 +400,11 @@ impl Builder<'_> {
                 context: take().ok(),
             },
             Rule::attach_effect => EffectKind::Attach(take()?),
+            Rule::redact_effect => EffectKind::Redact {
+                pattern: take()?,
+                family: take()?,
+                filter: take().ok(),
+            },
             Rule::veto_effect => EffectKind::Veto(take()?),
             _ => return Err(Malformed(span)),
         };
@@ -460,6 +469,7 @@ impl Builder<'_> {
             Rule::expect_content => {
                 Expectation::Content(self.plain_string(self.next(&mut it, span)?)?)
             }
+            Rule::expect_error => Expectation::Error(self.plain_string(self.next(&mut it, span)?)?),
             Rule::expect_fail => Expectation::Fail(self.plain_string(self.next(&mut it, span)?)?),
             Rule::expect_attached => {
                 Expectation::Attached(self.plain_string(self.next(&mut it, span)?)?)

@@ -60,7 +60,7 @@ pub(crate) fn to_diagnostic(
 
 /// The words an effect begins with.
 pub(crate) const EFFECT_WORDS: &[&str] = &[
-    "allow", "deny", "ask", "accept", "replace", "fail", "attach", "safe",
+    "allow", "deny", "ask", "accept", "replace", "fail", "attach", "safe", "redact",
 ];
 
 const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
@@ -68,9 +68,9 @@ const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
 /// The words the grammar reserves besides those that begin an item ([`ITEM_KEYWORDS`]), a rule
 /// ([`RULE_KINDS`]) or an effect ([`EFFECT_WORDS`]).
 const OTHER_KEYWORDS: &[&str] = &[
-    "from", "on", "when", "for", "content", "value", "with", "examples", "agent", "call", "result",
-    "expect", "no", "rule", "reason", "part", "or", "and", "not", "in", "matches", "glob", "true",
-    "false", "null",
+    "from", "on", "when", "for", "content", "value", "with", "as", "where", "examples", "agent",
+    "call", "result", "error", "expect", "no", "rule", "reason", "part", "or", "and", "not", "in",
+    "matches", "glob", "true", "false", "null",
 ];
 
 /// Whether the grammar reserves `word` somewhere: a misspelling is never one of them. Made of
@@ -112,7 +112,11 @@ fn keywords_of(expected: Rule) -> &'static [&'static str] {
         | Rule::replace_value
         | Rule::fail_effect
         | Rule::attach_effect
+        | Rule::redact_effect
+        | Rule::kw_redact
         | Rule::safe_effect => EFFECT_WORDS,
+        Rule::kw_as => &["as"],
+        Rule::kw_where => &["where"],
         Rule::kw_content => &["content"],
         Rule::kw_value => &["value"],
         Rule::kw_with => &["with"],
@@ -282,6 +286,7 @@ fn describe_rule(expected: Rule) -> Option<&'static str> {
         | Rule::expect_reason
         | Rule::expect_content
         | Rule::expect_value
+        | Rule::expect_error
         | Rule::expect_fail
         | Rule::expect_attached => "an expectation",
         Rule::object_lit => "`{`",

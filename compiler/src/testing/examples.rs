@@ -10,7 +10,7 @@ use crate::call::{Call, Status, ToolResult};
 use crate::check::{CheckedRule, CheckedSet, Record, Ty, agent_record, conform, result_record};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean};
 use crate::interp::{CallJson, Evaluation, Facts, per_part_rule_matches};
-use crate::ir::{Program, RuleIr};
+use crate::ir::{EffectIr, Program, RuleIr};
 
 /// What the examples are held to, as test blocks are: the declared arguments of the tool the
 /// examples call (`None` for a glob or a declaration that could not be read) and the context.
@@ -211,6 +211,13 @@ fn check_rule(
 
 /// Whether the rule's condition holds for the call.
 fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String> {
+    if rule
+        .effects
+        .iter()
+        .any(|e| matches!(e, EffectIr::Redact(_)))
+    {
+        return crate::interp::Evaluator::new(program, None).redacts(call);
+    }
     let json = CallJson::of(call);
     let roots = json.roots(call);
     let mut facts = Facts::fill(program, &call.tool, &roots);

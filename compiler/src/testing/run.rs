@@ -176,6 +176,11 @@ fn unmet(expect: &Expect, outcome: &Outcome, states_reason: bool) -> Option<Stri
             Some(p) => Some(format!("expected content {content:?}, got {:?}", p.content)),
             None => Some("expected a post-check outcome".into()),
         },
+        Expect::Error(error) => match post {
+            Some(p) if p.error.as_deref() == Some(error.as_str()) => None,
+            Some(p) => Some(format!("expected error {error:?}, got {:?}", p.error)),
+            None => Some("expected a post-check outcome".into()),
+        },
         Expect::Value(value) => match post {
             Some(p) if &p.value == value => None,
             Some(p) => Some(format!("expected value {value}, got {}", p.value)),

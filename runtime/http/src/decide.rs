@@ -183,6 +183,7 @@ fn failed_closed(call: &Call) -> ChainOutcome {
             outcome: sluice_compiler::decision::PostcheckKind::Fail,
             content: String::new(),
             value: Value::Null,
+            error: None,
             failure: Some(sluice_compiler::decision::Failure {
                 message: "sluice: checking this result failed, so it is withheld".into(),
                 context: None,
