@@ -1236,6 +1236,38 @@ async fn a_policy_sets_postchecks_redact_real_tool_output() {
 }
 
 #[tokio::test]
+async fn redaction_reaches_the_structured_value_and_no_event_keeps_the_secret() {
+    const TOKEN: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    let tool = ToolDefinition::builder("lookup", |_c, _x| {
+        Box::pin(async {
+            let mut reply = ToolReply::text(format!("found {TOKEN}"));
+            reply.value = json!({ "items": [{ "token": TOKEN, "id": 7 }] });
+            Ok(reply)
+        })
+    })
+    .input_schema(json!({ "type": "object" }))
+    .output(json!({}), RenderIntent::generic())
+    .build();
+    let sink = Arc::new(MemorySink::default());
+    let (builder, _) = RuntimeBuilder::new(registry_with(vec![tool]))
+        .policy(Scope::Global, policy("policies/secrets-redaction"));
+    let runtime = builder.events(sink.clone()).build();
+    let result = runtime.execute(call("lookup", json!({})), go()).await;
+    assert_eq!(result.content(), "found [REDACTED github-pat]");
+    assert_eq!(
+        result.value(),
+        &json!({ "items": [{ "token": "[REDACTED github-pat]", "id": 7 }] })
+    );
+    for event in sink.events() {
+        let logged = serde_json::to_string(&event).unwrap();
+        assert!(
+            !logged.contains(TOKEN),
+            "an event kept the secret: {logged}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_file_write_outside_the_workspace_asks_and_without_approval_is_denied() {
     let dir = temp_dir("files");
     let registry = registry_with(vec![write_file(dir.clone()), read_file(dir.clone())]);
