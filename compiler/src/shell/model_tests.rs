@@ -500,3 +500,28 @@ fn brace_expansion_makes_the_words_bash_makes() {
     let hostile = format!("echo {}", "{a,".repeat(3_000));
     assert!(unresolved(&hostile) || !parts(&hostile).is_empty());
 }
+
+#[test]
+fn abbreviated_long_options_are_read_as_the_program_reads_them() {
+    let reset = &parts("git reset --har HEAD~2")[0];
+    assert!(reset.flags.contains(&"--har".to_string()));
+    assert!(reset.flags.contains(&"--hard".to_string()));
+    // A prefix of several is every one of them.
+    let push = &parts("git push --forc origin main")[0];
+    for full in ["--force", "--force-with-lease", "--force-if-includes"] {
+        assert!(push.flags.contains(&full.to_string()), "{full}");
+    }
+    // A value option's abbreviation takes its value, and moves the program when it names a cwd.
+    let tar = &parts("tar --direct=/ -xf a.tgz")[0];
+    assert_eq!(tar.cwd.as_deref(), Some("/"));
+    assert!(
+        tar.options
+            .iter()
+            .any(|(option, value)| option == "--directory" && value == "/")
+    );
+    // One character after `--` is too short to be read, and a full option adds nothing.
+    assert_eq!(parts("git push --f origin")[0].flags, ["--f"]);
+    assert_eq!(parts("git reset --hard")[0].flags, ["--hard"]);
+    // Programs the table does not know are left as written.
+    assert_eq!(parts("mytool --har")[0].flags, ["--har"]);
+}

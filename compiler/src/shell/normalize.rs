@@ -140,6 +140,23 @@ const SCRIPT_OPTIONS: &[&str] = &[
     "--from-file",
 ];
 
+/// A long option written as an abbreviation: each option it abbreviates is added to the flags,
+/// and the one it is read as when a value follows (the first that takes one) is returned.
+fn abbreviated(
+    command: &mut SimpleCommand,
+    known: &options::ProgramOptions,
+    written: &str,
+) -> Option<String> {
+    let completions = known.completions(written);
+    command
+        .flags
+        .extend(completions.iter().map(|option| option.to_string()));
+    completions
+        .into_iter()
+        .find(|option| known.value.contains(option))
+        .map(str::to_string)
+}
+
 /// Flags, operands, the values of options known to take one, and the operands' paths, resolved
 /// in the directory an option such as `git -C` names, which becomes the command's `cwd`.
 fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&str>) {
@@ -186,8 +203,9 @@ fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&st
             // `--key=value`, and the single-dash long options of `terraform -chdir=DIR`.
             if key.starts_with("--") || takes(key) {
                 command.flags.push(key.to_string());
-                if takes(key) {
-                    command.options.push((key.to_string(), value.to_string()));
+                let read_as = abbreviated(command, known, key).unwrap_or_else(|| key.to_string());
+                if takes(&read_as) {
+                    command.options.push((read_as, value.to_string()));
                 } else {
                     command.args.push(value.to_string());
                 }
@@ -196,8 +214,9 @@ fn split_arguments(command: &mut SimpleCommand, words: &[Word], home: Option<&st
         }
         command.flags.push(text.to_string());
         if text.starts_with("--") || takes(text) {
-            if takes(text) {
-                pending = Some(text.to_string());
+            let read_as = abbreviated(command, known, text).unwrap_or_else(|| text.to_string());
+            if takes(&read_as) {
+                pending = Some(read_as);
             }
             continue;
         }

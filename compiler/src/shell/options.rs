@@ -18,6 +18,38 @@ pub(super) struct ProgramOptions {
     /// Of those, the ones whose value is the directory the program works in.
     #[serde(default, borrow)]
     pub cwd: Vec<&'static str>,
+    /// Long options without a value that the program also reads by any unambiguous prefix, as
+    /// getopt_long and git's option parser do (`git reset --har`, `rm --recur`); the value
+    /// options above are read by prefix too.
+    #[serde(default, borrow)]
+    pub long: Vec<&'static str>,
+}
+
+/// How many characters after `--` a word needs before it is read as an abbreviation.
+const SHORTEST_ABBREVIATION: usize = 2;
+
+impl ProgramOptions {
+    /// The long options `written` (`--name`, without a value) abbreviates: every known long option
+    /// it is a proper prefix of. A prefix of several is read as each of them, the strictest
+    /// reading of a command the program would refuse as ambiguous.
+    pub(super) fn completions(&self, written: &str) -> Vec<&'static str> {
+        let Some(name) = written.strip_prefix("--") else {
+            return Vec::new();
+        };
+        if name.len() < SHORTEST_ABBREVIATION
+            || self.value.contains(&written)
+            || self.long.contains(&written)
+        {
+            return Vec::new();
+        }
+        self.value
+            .iter()
+            .chain(&self.long)
+            .copied()
+            .filter(|option| option.starts_with("--") && option.len() > written.len())
+            .filter(|option| option.starts_with(written))
+            .collect()
+    }
 }
 
 static OPTIONS: LazyLock<FxHashMap<&'static str, ProgramOptions>> =
