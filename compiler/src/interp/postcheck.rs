@@ -67,12 +67,13 @@ impl<'p> Evaluator<'p> {
                 }
                 rules.next();
                 let mut native = Native::Unmade;
-                let mut evaluation = Evaluation::new(self.program, rule, &facts);
                 let mut redactions = Vec::new();
                 let applied = (|| -> Result<Option<Vec<AppliedEffect>>, EvalError> {
                     if !self.holds(rule, &facts, (scan.as_mut(), &mut native))? {
                         return Ok(None);
                     }
+                    // Made only for a rule that holds: most of a long set's rules do not.
+                    let mut evaluation = Evaluation::new(self.program, rule, &facts);
                     let mut changes = Vec::new();
                     for effect in &rule.effects {
                         changes.push(match effect {
