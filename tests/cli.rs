@@ -539,9 +539,17 @@ fn rules_lists_every_rule_with_kind_tools_effect_and_place() {
         assert!(first.get(key).is_some(), "{key} in {first}");
     }
     let human = stdout(&sluice(&["rules", "builtin:git-guard"], None));
+    let source = std::fs::read_to_string("policies/git-guard/git-guard.sluice").expect("source");
+    let line = 1 + source
+        .lines()
+        .position(|l| l.starts_with("precheck ask_force_push "))
+        .expect("the rule");
+    let row = human
+        .lines()
+        .find(|l| l.starts_with("precheck     ask_force_push "))
+        .unwrap_or_default();
     assert!(
-        human.contains("precheck     ask_force_push")
-            && human.contains("builtin:git-guard/git-guard.sluice:11"),
+        row.ends_with(&format!("builtin:git-guard/git-guard.sluice:{line}")),
         "{human}"
     );
     assert!(human.trim_end().ends_with("rules"), "{human}");
