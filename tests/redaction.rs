@@ -288,3 +288,33 @@ fn the_labelled_corpus_is_redacted_above_its_floors() {
         ALTERED_CEILING * 100.0
     );
 }
+
+#[test]
+fn a_rule_that_fails_after_a_run_of_redactions_fails_a_redacted_result() {
+    let source = r#"
+policy p "a redaction, then a rule that fails"
+
+postcheck redact_tokens on *
+  => redact r"ghp_[A-Za-z0-9]{36}" as "github-pat"
+
+postcheck fails_on_marker on *
+  => redact r"MARKER" as "marker",
+     attach context "value was {result.value.x.y}"
+"#;
+    let compiled = Database::default().compile_texts("p", vec![("p.sluice".into(), source.into())]);
+    assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
+    let program = compiled.program.as_ref().expect("program");
+    let call = Call::new("bash", json!({ "command": "x" }));
+    let secret = SECRETS[1];
+    let outcome = Evaluator::interpreted(program).postcheck(
+        &call,
+        &result_of(&format!("{secret} MARKER"), Value::Null, None),
+    );
+    assert!(outcome.failure.is_some(), "{outcome:?}");
+    assert!(!outcome.content.contains(secret), "{}", outcome.content);
+    assert!(
+        outcome.content.contains("[REDACTED github-pat]"),
+        "{}",
+        outcome.content
+    );
+}

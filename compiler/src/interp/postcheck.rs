@@ -108,7 +108,13 @@ impl<'p> Evaluator<'p> {
                         continue;
                     }
                     Ok(Some(changes)) => changes,
-                    Err(error) => failed(rule, error, errors),
+                    Err(error) => {
+                        // The run before it still redacts: a failed result keeps its channels.
+                        if !pending.is_empty() {
+                            self.redact(&facts, &mut pending, &mut current, &mut outcome, errors);
+                        }
+                        failed(rule, error, errors)
+                    }
                 };
                 if self.settle(rule, changes, &mut current, &mut outcome) {
                     continue 'reading;
@@ -207,6 +213,11 @@ impl<'p> Evaluator<'p> {
                 let Some(first) = rules.first() else {
                     return false;
                 };
+                // A redaction that could not finish (the budget ran out) withholds every
+                // channel rather than pass on what it had not yet read.
+                current.content.clear();
+                current.value = Json::Null;
+                current.error = None;
                 let changes = failed(first.rule, error, errors);
                 return self.settle(first.rule, changes, current, outcome);
             }
