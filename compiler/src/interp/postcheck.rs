@@ -10,7 +10,7 @@ use crate::ast::RuleKind;
 use crate::budget;
 use crate::call::{Status, ToolResult};
 use crate::decision::{
-    AppliedEffect, EvalFailure, Failure, PostcheckKind, PostcheckOutcome, PostcheckStep, Redacted,
+    AppliedEffect, EvalFailure, Failure, PostcheckKind, PostcheckOutcome, PostcheckStep,
 };
 use crate::ir::{EffectIr, RuleIr};
 use crate::scan::ScanFrame;
@@ -234,11 +234,7 @@ impl<'p> Evaluator<'p> {
             .filter(|i| applied.found.get(*i).is_some_and(|n| *n > 0))
             .collect();
         let last = applying.last().copied();
-        let mut redacted = Some(Redacted {
-            content: applied.content,
-            value: applied.value,
-            error: applied.error,
-        });
+        let mut redacted = Some(applied.redacted);
         let mut rewritten = false;
         for (i, (p, mut changes)) in rules.into_iter().zip(contexts).enumerate() {
             if !applying.contains(&i) {

@@ -10,6 +10,7 @@ use super::value::Value;
 use super::{EvalError, Facts};
 use crate::budget;
 use crate::call::ToolResult;
+use crate::decision::Redacted;
 use crate::ir::{Program, RedactIr, RuleIr};
 
 /// How far `around` reaches on each side of a match, in characters, within its line.
@@ -27,9 +28,7 @@ pub struct Applied {
     /// Matches found, per pending rule, before merging: a rule that found none did not apply.
     pub found: Vec<usize>,
     /// The channels that changed.
-    pub content: Option<String>,
-    pub value: Option<Json>,
-    pub error: Option<String>,
+    pub redacted: Redacted,
     /// A filter that failed, with the rule it belongs to: the match was redacted all the same.
     pub failures: Vec<(usize, EvalError)>,
 }
@@ -65,9 +64,11 @@ pub fn apply<'r>(
     };
     let mut value = result.value.clone();
     let value_changed = finder.rewrite_tree(&mut value)?;
-    applied.content = content;
-    applied.error = error;
-    applied.value = value_changed.then_some(value);
+    applied.redacted = Redacted {
+        content,
+        value: value_changed.then_some(value),
+        error,
+    };
     Ok(applied)
 }
 
