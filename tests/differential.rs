@@ -663,3 +663,81 @@ precheck ask_home_cwd on bash
         }
     }
 }
+
+/// `shell`'s directories may be optional: a missing one is as if it were left out, alike in
+/// both backends. `??` chains through an optional default, and the chain's result is optional
+/// until a required default ends it.
+#[test]
+fn shell_takes_optional_directories_and_a_default_may_be_optional() {
+    let policy = r#"
+context { workspace: string?, home: string? }
+tool bash { command: string, cwd: string? }
+
+precheck deny_aws on bash
+  for cmd in shell(args.command, args.cwd ?? context.workspace, context.home)
+  when any(p in cmd.paths, p.name == "credentials" and p.parent.name == ".aws")
+  => deny "reads AWS credentials"
+
+precheck ask_outside on bash
+  when not path(args.cwd ?? context.workspace ?? "/nowhere").under("/home/me/project")
+  => ask "runs outside the project"
+"#;
+    let with_context = json!({ "workspace": "/home/me/project", "home": "/home/me" });
+    let cases: Vec<(&str, Option<&str>, bool, &str)> = vec![
+        // The home directory is known: `~` resolves, and the workspace is the cwd.
+        ("cat ~/.aws/credentials", None, true, "deny"),
+        ("ls", None, true, "delegate"),
+        ("ls", Some("/tmp"), true, "ask"),
+        // Neither is known: the default of the default decides where the line runs.
+        ("cat ~/.aws/credentials", None, false, "deny"),
+        ("cat notes.txt", None, false, "ask"),
+        ("cat /home/me/.aws/credentials", None, false, "deny"),
+        ("ls", Some("/home/me/project/src"), false, "delegate"),
+    ];
+    let calls: Vec<Call> = cases
+        .iter()
+        .map(|(line, cwd, context, _)| {
+            let mut args = json!({ "command": line });
+            if let Some(cwd) = cwd {
+                args["cwd"] = json!(cwd);
+            }
+            let mut call = Call::new("bash", args);
+            if *context {
+                call.context = with_context.clone();
+            }
+            call
+        })
+        .collect();
+    check_agreement(policy, &calls).expect("the backends agree");
+    let compiled =
+        Database::default().compile_texts("opt", vec![("opt.sluice".into(), policy.into())]);
+    let program = compiled.program.as_ref().expect("compiles");
+    let native = jit::compile(program, JitOptions::default()).expect("jit");
+    for (call, (line, _, _, expected)) in calls.iter().zip(&cases) {
+        for evaluator in [
+            Evaluator::interpreted(program),
+            Evaluator::new(program, Some(&native)),
+        ] {
+            let outcome = evaluator.evaluate(call);
+            assert_eq!(outcome.decision.as_str(), *expected, "{line}: {outcome:?}");
+            assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        }
+    }
+
+    // An optional chain that nothing ends is still refused where a value is required.
+    let open_chain = r#"
+context { workspace: string?, home: string? }
+tool bash { command: string, cwd: string? }
+precheck p on bash when path(args.cwd ?? context.workspace).under("/w") => allow
+"#;
+    let compiled =
+        Database::default().compile_texts("open", vec![("open.sluice".into(), open_chain.into())]);
+    assert!(
+        compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.code == sluice::compiler::diagnostics::Code::OptionalWithoutDefault),
+        "{:?}",
+        compiled.diagnostics
+    );
+}

@@ -103,6 +103,41 @@ pub fn passed() -> bool {
     }
 }
 
+/// How much work (in bytes of input, with a floor per call) may pass between two readings of
+/// the clock in [`passed_after`]: reading it costs about as much as a small builtin call.
+const WORK_BETWEEN_READINGS: usize = 16 * 1024;
+
+/// The least work one call counts for: its own cost, whatever the size of its input.
+const WORK_PER_CALL: usize = 64;
+
+/// The work one rule counts for besides what it reports itself: the clock is read at least once
+/// every 16 rules.
+pub const WORK_PER_RULE: usize = WORK_BETWEEN_READINGS / 16;
+
+thread_local! {
+    /// Work done since the clock was last read by [`passed_after`].
+    static WORK: Cell<usize> = const { Cell::new(0) };
+}
+
+/// [`passed`] for a unit of work over `bytes` of input (a builtin call): the clock is read once
+/// enough work has been done since the last reading, so small calls share one reading and a
+/// large one reads it at once. A decision thus overshoots its budget by at most the time of
+/// [`WORK_BETWEEN_READINGS`] bytes of work.
+pub fn passed_after(bytes: usize) -> bool {
+    if PASSED.with(Cell::get) {
+        return true;
+    }
+    let done = WORK
+        .with(|w| w.get())
+        .saturating_add(bytes.max(WORK_PER_CALL));
+    if done < WORK_BETWEEN_READINGS {
+        WORK.with(|w| w.set(done));
+        return false;
+    }
+    WORK.with(|w| w.set(0));
+    passed()
+}
+
 /// When the running decision must end, if one is timed.
 pub fn deadline() -> Option<Instant> {
     match CLOCK.with(Cell::get) {

@@ -753,13 +753,15 @@ impl<'a> ExprChecker<'a> {
         span: Span,
     ) -> Checked {
         // `shell` also takes the home directory that `~` and `$HOME` name.
-        let most = if builtin == Builtin::Shell { 3 } else { 2 };
-        let params: &[Ty] = match args.len() {
-            3 if most == 3 => &[Ty::Str, Ty::Str, Ty::Str],
-            2 => &[Ty::Str, Ty::Str],
-            _ => &[Ty::Str],
+        // `shell`'s directories may be optional: a missing one is as if it were left out, so a
+        // set can pass the host's context when it has one and share the chain's parse of the line.
+        let params = match (builtin, args.len()) {
+            (Builtin::Shell, 3) => vec![Ty::Str, Ty::Str.optional(), Ty::Str.optional()],
+            (Builtin::Shell, 2) => vec![Ty::Str, Ty::Str.optional()],
+            (_, 2) => vec![Ty::Str, Ty::Str],
+            _ => vec![Ty::Str],
         };
-        let checked = self.arguments(name, params, args, span)?;
+        let checked = self.arguments(name, &params, args, span)?;
         Some(TExpr {
             kind: TExprKind::Builtin {
                 builtin,
@@ -1013,10 +1015,19 @@ impl<'a> ExprChecker<'a> {
                 })
             }
             BinOp::Coalesce => {
+                // The default may be optional itself (`a ?? b ?? "x"`): then so is the result,
+                // and whatever reads it must give it a default in turn.
                 let l = self.expr(lhs);
-                let r = self.expr(rhs).and_then(|r| self.required(r));
+                let r = self.expr(rhs);
                 let (l, r) = (l?, r?);
-                let Some(ty) = l.ty.required().join(&r.ty) else {
+                let joined = l.ty.required().join(r.ty.required());
+                let Some(ty) = joined.map(|ty| {
+                    if r.ty.is_optional() {
+                        ty.optional()
+                    } else {
+                        ty
+                    }
+                }) else {
                     let expected = format!("`{}` like the value it defaults", l.ty.required());
                     return self.mismatch(
                         r.span,

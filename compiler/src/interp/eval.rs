@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use serde_json::Value as Json;
+use smallvec::SmallVec;
 
 use super::ops::{self, Fault};
 use super::value::Value;
@@ -192,7 +193,9 @@ pub struct Evaluation<'r, 'a> {
     pub program: &'r Program,
     pub rule: &'r RuleIr,
     pub facts: &'r Facts<'a>,
-    vars: Vec<Value<'a>>,
+    /// The rule's variables: a few, so they live inline rather than in a fresh allocation
+    /// for every rule on every call.
+    vars: SmallVec<[Value<'a>; 4]>,
 }
 
 impl<'r, 'a> Evaluation<'r, 'a>
@@ -204,7 +207,7 @@ where
             program,
             rule,
             facts,
-            vars: vec![Value::Missing; rule.vars as usize],
+            vars: smallvec::smallvec![Value::Missing; rule.vars as usize],
         }
     }
 
@@ -435,10 +438,7 @@ where
                     super::parses::shell(&values, self.facts.shell.get(), &program.effects);
                 self.check(node, args, parsed)
             }
-            Op::Builtin(builtin, args) => {
-                let values = self.values(args)?;
-                self.check(node, args, ops::builtin(*builtin, &values))
-            }
+            Op::Builtin(builtin, args) => self.builtin(node, *builtin, args),
             Op::Quantified {
                 quantifier,
                 var,
@@ -446,9 +446,14 @@ where
                 body,
             } => {
                 let list_value = self.eval(*list)?;
-                let items = self.check(node, &[*list], ops::elements(&list_value))?;
+                // Element by element: a quantifier that decides early copies no more of the list.
+                let Some(len) = list_value.list_len() else {
+                    let fault = ops::elements(&list_value).map(|_| Value::Null);
+                    return self.check(node, &[*list], fault);
+                };
                 let want = *quantifier == Quantifier::Any;
-                for item in items {
+                for item in (0..len).filter_map(|i| list_value.element(i)) {
+                    self.spend(node)?;
                     if let Some(slot) = self.vars.get_mut(var.0 as usize) {
                         *slot = item;
                     }
@@ -459,6 +464,33 @@ where
                 Ok(Value::Bool(!want))
             }
         }
+    }
+}
+
+impl<'r, 'a> Evaluation<'r, 'a>
+where
+    'r: 'a,
+{
+    /// Counts a unit of work (one element of a quantifier's list) against the decision's budget
+    /// (lang-spec/evaluation.md, "Bounds"): past it, the rule fails closed.
+    fn spend(&self, node: &Node) -> Result<(), EvalError> {
+        if crate::budget::passed_after(0) {
+            return self.fail(node, crate::budget::EXCEEDED.to_string());
+        }
+        Ok(())
+    }
+
+    /// A builtin call. Its arguments sit in an array, not a fresh vector, and outside `eval`'s
+    /// own frame: `eval` recurses, and a larger frame slows every node.
+    #[inline(never)]
+    fn builtin(&mut self, node: &Node, builtin: Builtin, args: &[NodeId]) -> Eval<'a> {
+        let applied = match *args {
+            [a] => ops::builtin(builtin, &[self.eval(a)?]),
+            [a, b] => ops::builtin(builtin, &[self.eval(a)?, self.eval(b)?]),
+            [a, b, c] => ops::builtin(builtin, &[self.eval(a)?, self.eval(b)?, self.eval(c)?]),
+            _ => ops::builtin(builtin, &self.values(args)?),
+        };
+        self.check(node, args, applied)
     }
 }
 

@@ -410,10 +410,12 @@ impl<'p> Evaluator<'p> {
         } = read;
         let mut matched = Vec::new();
         let mut judged = Vec::new();
+        let mut lists = parts::JudgedLists::default();
         for rule in rules {
             let fired = match rule.per_part {
                 Some(per_part) => {
-                    parts::judge(self.program, rule, per_part, facts, self.part_guard(rule)).map(
+                    let guard = self.part_guard(rule);
+                    parts::judge(self.program, rule, per_part, facts, guard, &mut lists).map(
                         |parts| {
                             judged.push(parts);
                             None
@@ -422,7 +424,9 @@ impl<'p> Evaluator<'p> {
                 }
                 None => self.fire(rule, facts, (scan.as_mut(), native)),
             };
-            let over = budget::passed();
+            // A rule is a unit of work: the clock is read once enough rules, and the scans and
+            // builtin calls inside them, have run.
+            let over = budget::passed_after(budget::WORK_PER_RULE);
             match within_budget(fired, over, rule) {
                 Ok(None) => {}
                 Ok(Some(effect)) => matched.push((rule.index, effect)),
@@ -508,12 +512,14 @@ impl<'p> Evaluator<'p> {
         } = read;
         let mut vetoes = Vec::new();
         let mut listed: Vec<Value<'_>> = Vec::new();
+        let mut lists = parts::JudgedLists::default();
         for rule in rules {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
                 if let Some(per_part) = rule.per_part {
+                    let guard = self.part_guard(rule);
                     let judged =
-                        parts::judge(self.program, rule, per_part, facts, self.part_guard(rule))?;
+                        parts::judge(self.program, rule, per_part, facts, guard, &mut lists)?;
                     if let Some(parts) = parts.as_deref_mut() {
                         // A list's parts are listed once, by its first gate; a later gate over
                         // the same list adds only its vetoes (its other verdicts would be
@@ -536,7 +542,9 @@ impl<'p> Evaluator<'p> {
                     _ => Ok(None),
                 }
             })();
-            let over = budget::passed();
+            // A rule is a unit of work: the clock is read once enough rules, and the scans and
+            // builtin calls inside them, have run.
+            let over = budget::passed_after(budget::WORK_PER_RULE);
             match within_budget(verdict, over, rule) {
                 Ok(None) => {}
                 Ok(Some(reason)) => vetoes.push(Veto {

@@ -128,13 +128,11 @@ pub fn index<'a>(base: &Value<'a>, index: &Value<'a>) -> OpResult<'a> {
         (Value::Json(Json::Object(map)), Value::Str(key)) => {
             Ok(map.get(&**key).map_or(Value::Missing, Value::from_json))
         }
-        (_, Value::Int(i)) => match base.elements() {
-            Some(items) => Ok(usize::try_from(*i)
-                .ok()
-                .and_then(|i| items.get(i).cloned())
-                .unwrap_or(Value::Missing)),
-            None => Err(type_fault(0, "a list", base)),
-        },
+        (_, Value::Int(i)) if base.list_len().is_some() => Ok(usize::try_from(*i)
+            .ok()
+            .and_then(|i| base.element(i))
+            .unwrap_or(Value::Missing)),
+        (_, Value::Int(_)) => Err(type_fault(0, "a list", base)),
         (Value::Missing, _) => Ok(Value::Missing),
         _ => Err(type_fault(1, "an int index", index)),
     }
@@ -179,6 +177,10 @@ pub fn order(wanted: fn(Ordering) -> bool, l: &Value<'_>, r: &Value<'_>) -> Resu
 /// `needle in list`.
 pub fn contained(needle: &Value<'_>, haystack: &Value<'_>) -> Result<bool, Fault> {
     present(0, needle)?;
+    // Each element is a comparison: count a list as that many small units of work.
+    if crate::budget::passed_after(haystack.list_len().unwrap_or(0).saturating_mul(16)) {
+        return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
+    }
     haystack
         .contains(needle)
         .ok_or_else(|| type_fault(1, "a list", haystack))
@@ -216,12 +218,23 @@ pub fn add<'a>(l: &Value<'a>, r: &Value<'a>) -> OpResult<'a> {
 
 pub fn matches(text: &Value<'_>, regex: Option<&regex::Regex>) -> Result<bool, Fault> {
     let text = string(0, text)?;
+    spend(text)?;
     Ok(regex.is_some_and(|r| r.is_match(text)))
 }
 
 pub fn glob(text: &Value<'_>, glob: Option<&globset::GlobMatcher>) -> Result<bool, Fault> {
     let text = string(0, text)?;
+    spend(text)?;
     Ok(glob.is_some_and(|g| g.is_match(text)))
+}
+
+/// Counts a scan of `text` against the decision's budget: past it, the rule fails closed
+/// (lang-spec/evaluation.md, "Bounds").
+fn spend(text: &str) -> Result<(), Fault> {
+    if crate::budget::passed_after(text.len()) {
+        return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
+    }
+    Ok(())
 }
 
 /// `words ~ [ … ]`: a list of strings against an argv pattern.
@@ -291,7 +304,11 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
 pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResult<'a> {
     // One condition may call builtins many times over a long argument: past the decision's
     // budget, the next call fails the rule rather than the decision running on.
-    if crate::budget::passed() {
+    let input = args.first().map_or(0, |value| match value.borrow() {
+        Value::Str(text) => text.len(),
+        _ => 0,
+    });
+    if crate::budget::passed_after(input) {
         return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
     }
     let arg = |n: usize| {
@@ -318,8 +335,8 @@ pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResu
             let value = arg(0)?;
             let len = match value {
                 Value::Str(s) => s.chars().count(),
-                other => match other.elements() {
-                    Some(items) => items.len(),
+                other => match other.list_len() {
+                    Some(len) => len,
                     None => return Err(type_fault(0, "a string or a list", other)),
                 },
             };

@@ -137,8 +137,10 @@ pub fn shell<'a, V: Borrow<Value<'a>>>(
     parses: &'a ShellParses,
     effects: &EffectTable,
 ) -> OpResult<'a> {
-    let text = |n: usize| match args.get(n) {
-        Some(value) => string(n, value.borrow()).map(Some),
+    // A directory that is missing or null is as if it were left out.
+    let text = |n: usize| match args.get(n).map(Borrow::borrow) {
+        Some(value) if n > 0 && value.is_absent() => Ok(None),
+        Some(value) => string(n, value).map(Some),
         None => Ok(None),
     };
     let line = text(0)?.unwrap_or_default();

@@ -26,6 +26,29 @@ pub struct Judged<'a> {
     verdicts: Vec<Option<Match>>,
 }
 
+/// The lists a stage's per-part rules judged, by their index in [`Program::list_groups`]:
+/// rules that split the same expression (`shell(args.command, …)` in every shell rule)
+/// evaluate it once per call.
+#[derive(Default)]
+pub struct JudgedLists<'a> {
+    lists: Vec<Option<Value<'a>>>,
+}
+
+impl<'a> JudgedLists<'a> {
+    fn get(&self, group: usize) -> Option<Value<'a>> {
+        self.lists.get(group).cloned().flatten()
+    }
+
+    fn keep(&mut self, group: usize, list: &Value<'a>) {
+        if self.lists.len() <= group {
+            self.lists.resize(group + 1, None);
+        }
+        if let Some(slot) = self.lists.get_mut(group) {
+            *slot = Some(list.clone());
+        }
+    }
+}
+
 /// Runs one per-part rule on every element of its list.
 pub fn judge<'a>(
     program: &'a Program,
@@ -33,18 +56,37 @@ pub fn judge<'a>(
     (var, list): (VarId, NodeId),
     facts: &'a Facts<'_>,
     guard: Option<&PartGuard>,
+    judged: &mut JudgedLists<'a>,
 ) -> Result<Judged<'a>, EvalError> {
     let mut evaluation = Evaluation::new(program, rule, facts);
-    let list_value = evaluation.eval(list)?;
-    let items = ops::elements(&list_value).map_err(|_| EvalError {
-        message: format!(
-            "the parts to judge are not a list: {}",
-            list_value.type_name()
-        ),
-        span: rule.node(list).map(|n| n.span).unwrap_or_default(),
-    })?;
-    let mut verdicts = Vec::with_capacity(items.len());
-    for item in items {
+    let group = program.list_groups().of(rule.index).map(|g| g as usize);
+    let list_value = match group.and_then(|g| judged.get(g)) {
+        Some(list) => list,
+        None => {
+            let list_value = evaluation.eval(list)?;
+            if let Some(group) = group {
+                judged.keep(group, &list_value);
+            }
+            list_value
+        }
+    };
+    let Some(len) = list_value.list_len() else {
+        return Err(EvalError {
+            message: format!(
+                "the parts to judge are not a list: {}",
+                list_value.type_name()
+            ),
+            span: rule.node(list).map(|n| n.span).unwrap_or_default(),
+        });
+    };
+    let mut verdicts = Vec::with_capacity(len);
+    for item in (0..len).filter_map(|i| list_value.element(i)) {
+        if crate::budget::passed_after(0) {
+            return Err(EvalError {
+                message: crate::budget::EXCEEDED.to_string(),
+                span: rule.meta.span,
+            });
+        }
         if guard.is_some_and(|guard| !guard.admits(program, &item)) {
             verdicts.push(None);
             continue;
@@ -83,7 +125,14 @@ pub fn rule_matches(
     per_part: (VarId, NodeId),
     facts: &Facts<'_>,
 ) -> Result<bool, EvalError> {
-    let judged = judge(program, rule, per_part, facts, None)?;
+    let judged = judge(
+        program,
+        rule,
+        per_part,
+        facts,
+        None,
+        &mut JudgedLists::default(),
+    )?;
     let allows = !matches!(
         rule.effects.first(),
         Some(EffectIr::Deny(_) | EffectIr::Ask(_) | EffectIr::Veto(_))

@@ -154,9 +154,13 @@ impl<'a> Value<'a> {
                 (Value::Int(x), Value::Int(y)) => x == y,
                 _ => a.number() == b.number(),
             },
-            (a, b) => match (a.elements(), b.elements()) {
+            (a, b) => match (a.list_len(), b.list_len()) {
                 (Some(x), Some(y)) => {
-                    x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| p.equals(q))
+                    x == y
+                        && (0..x).all(|i| match (a.element(i), b.element(i)) {
+                            (Some(p), Some(q)) => p.equals(&q),
+                            _ => false,
+                        })
                 }
                 (None, None) => match (a, b) {
                     (Value::Json(_) | Value::Owned(_), Value::Json(_) | Value::Owned(_)) => {

@@ -246,6 +246,75 @@ pub struct Program {
     /// What commands do, for `shell(...)`: the built-in table and the set's `effects` rows.
     #[serde(with = "crate::shell::effect_table_rows")]
     pub effects: Arc<crate::shell::EffectTable>,
+    /// Which per-part rules judge the same list, built on first use (so a program read from
+    /// the cache has it too).
+    #[serde(skip)]
+    pub(crate) lists: std::sync::OnceLock<ListGroups>,
+}
+
+/// The distinct lists a program's per-part rules judge: rules that split the same expression
+/// (`shell(args.command, …)` in every shell rule) share one evaluation of it per call.
+#[derive(Clone, Debug, Default)]
+pub struct ListGroups {
+    /// Per rule, the index of its list among the distinct ones; `None` for a rule that judges
+    /// no list.
+    of_rule: Vec<Option<u32>>,
+    count: usize,
+}
+
+impl ListGroups {
+    /// A per-part rule's list is lowered first into the rule's empty arena, so two rules that
+    /// split the same expression hold the same operations in the same first nodes.
+    fn build(rules: &[RuleIr]) -> ListGroups {
+        let mut distinct: Vec<&[Node]> = Vec::new();
+        let of_rule = rules
+            .iter()
+            .map(|rule| {
+                let (_, list) = rule.per_part?;
+                let nodes = rule.nodes.get(..=list.0 as usize)?;
+                let same = |other: &&[Node]| {
+                    other.len() == nodes.len()
+                        && other
+                            .iter()
+                            .zip(nodes)
+                            .all(|(a, b)| a.op == b.op && a.ty == b.ty)
+                };
+                let at = match distinct.iter().position(same) {
+                    Some(at) => at,
+                    None => {
+                        distinct.push(nodes);
+                        distinct.len() - 1
+                    }
+                };
+                u32::try_from(at).ok()
+            })
+            .collect();
+        ListGroups {
+            of_rule,
+            count: distinct.len(),
+        }
+    }
+
+    /// The index of the rule's list among the program's distinct lists.
+    pub fn of(&self, rule: u32) -> Option<u32> {
+        self.of_rule.get(rule as usize).copied().flatten()
+    }
+
+    /// How many distinct lists the program's per-part rules judge.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+impl Program {
+    /// The program's per-part lists, grouped.
+    pub fn list_groups(&self) -> &ListGroups {
+        self.lists.get_or_init(|| ListGroups::build(&self.rules))
+    }
 }
 
 /// Which rules apply to which tool, per rule kind, so rules for other tools cost nothing.

@@ -111,6 +111,7 @@ pub fn link<'a>(
         rules: program_rules,
         dispatch,
         effects,
+        lists: std::sync::OnceLock::new(),
     }
 }
 

@@ -27,6 +27,7 @@ pub fn spawn(app: App, interval: Duration, shutdown: Shutdown) -> JoinHandle<()>
                 continue;
             }
             seen = now;
+            let before = app.engine().current().watched.clone();
             let reloading = app.clone();
             let result = tokio::task::spawn_blocking(move || reloading.engine().reload()).await;
             match result {
@@ -36,7 +37,13 @@ pub fn spawn(app: App, interval: Duration, shutdown: Shutdown) -> JoinHandle<()>
                         "sluice serve: reloaded, policy {}",
                         app.engine().current().hash
                     );
-                    seen = fingerprint(&app.engine().current().watched);
+                    // `seen` was taken before the reload read the files, so a write during
+                    // the reload still shows as a change. When the chain now watches other
+                    // files, their state before the reload is unknown: the next tick reloads
+                    // once more (a no-op when nothing changed) to take it.
+                    if app.engine().current().watched != before {
+                        seen = Vec::new();
+                    }
                 }
                 Ok(Ok(false)) => app.metrics().reload(ReloadResult::Unchanged),
                 Ok(Err(failure)) => {
