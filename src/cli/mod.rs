@@ -14,6 +14,7 @@ mod init;
 mod install;
 mod lsp;
 mod mcp;
+mod replay;
 mod report;
 mod rules;
 mod serve;
@@ -68,6 +69,30 @@ enum Command {
         /// Test again whenever a policy file changes
         #[arg(long)]
         watch: bool,
+        #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
+        backend: BackendArg,
+    },
+    /// Decide recorded calls again under an edited configuration and show what changed
+    ///
+    /// Exit status: 0 when every call decides as before, 1 when some call changed, 2 on an
+    /// unreadable log or a configuration that does not compile.
+    Replay {
+        /// The decision log of `sluice serve` or `sluice mcp`, or calls
+        /// as `sluice eval` reads them, one JSON object a line
+        #[arg(long)]
+        log: PathBuf,
+        /// The configuration the calls were decided under (with `--revisions`, the
+        /// configuration's path in the repository)
+        #[arg(long, default_value = "sluice.toml")]
+        config: PathBuf,
+        /// The edited configuration
+        #[arg(long, required_unless_present = "revisions")]
+        against: Option<PathBuf>,
+        /// The configuration at two git revisions, `OLD..NEW` (`OLD..` for the working tree)
+        #[arg(long, conflicts_with = "against")]
+        revisions: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
     },
@@ -291,6 +316,21 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             };
             test::run(&paths, watch, backend.into())
         }
+        Command::Replay {
+            log,
+            config,
+            against,
+            revisions,
+            format,
+            backend,
+        } => replay::run(&replay::ReplayArgs {
+            log: &log,
+            config: &config,
+            against: against.as_deref(),
+            revisions: revisions.as_deref(),
+            format,
+            backend: backend.into(),
+        }),
         Command::Eval {
             policy,
             config,
