@@ -115,3 +115,71 @@ fn the_compiled_policy_cache_answers_as_the_sources_do() {
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(std::fs::read(&written[0]).unwrap().len() > 1000, "rebuilt");
 }
+
+/// `--log` appends a line per judged call in the shape `sluice serve` writes, with the same
+/// policy hash whether the chain came from the cache or was compiled; `sluice replay` reads it.
+#[test]
+fn the_decision_log_carries_what_replay_needs() {
+    let dir = empty_dir("log");
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"builtin:shell-safety\"\n\n[[policy]]\nset = \"builtin:git-guard\"\n",
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let log = dir.join("decisions.jsonl");
+    let log_arg = log.to_str().unwrap();
+    let push = EVENT.replace("\"ls\"", "\"git push --force origin main\"");
+    for (args, event) in [
+        (vec!["claude", "--log", log_arg], EVENT.to_string()),
+        (vec!["claude", "--log", log_arg], push.clone()),
+        (vec!["claude", "--log", log_arg, "--no-cache"], push),
+    ] {
+        let out = support::cli::sluice_cached(
+            &dir,
+            &cache,
+            &[&["hook"], &args[..]].concat(),
+            event.as_bytes(),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["endpoint"], "hook:claude");
+    assert_eq!(lines[0]["input"]["args"]["command"], "ls");
+    assert_eq!(lines[1]["decision"], "ask");
+    assert_eq!(lines[1]["rule"]["name"], "ask_force_push");
+    let hash = lines[0]["policy_hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 32);
+    assert!(
+        lines.iter().all(|line| line["policy_hash"] == hash),
+        "{lines:?}"
+    );
+
+    // Replayed against a chain without git-guard, the push is no longer asked about.
+    std::fs::write(
+        dir.join("edited.toml"),
+        "[[policy]]\nset = \"builtin:shell-safety\"\n",
+    )
+    .unwrap();
+    let out = support::cli::sluice_in(
+        &dir,
+        &["replay", "--log", log_arg, "--against", "edited.toml"],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with("2 of 3 recorded calls decide differently"),
+        "{text}"
+    );
+}

@@ -6,15 +6,16 @@
 //! block, with the reason.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use sluice_compiler::jit::Backend;
+use sluice_http::LogEntry;
 use sluice_runtime::chain::Chain;
-use sluice_runtime::config::{Config, ConfigError, PolicyCache};
-use sluice_runtime::hooks::{self, Harness, Host, Reply};
+use sluice_runtime::config::{Config, ConfigError, PolicyCache, policy_hash, text_hash};
+use sluice_runtime::hooks::{self, Answered, Harness, Host, Reply};
 
 /// The largest event read: a tool's whole output can be in it.
 const MAX_EVENT: u64 = 16 * 1024 * 1024;
@@ -26,6 +27,8 @@ pub struct HookArgs {
     pub backend: Backend,
     /// Whether the chain may come from the compiled-policy cache.
     pub cache: bool,
+    /// Where to append a decision log line for each call judged before it runs.
+    pub log: Option<PathBuf>,
 }
 
 pub fn run(args: HookArgs) -> ExitCode {
@@ -77,8 +80,20 @@ fn respond(args: &HookArgs) -> Reply {
         home: std::env::var("HOME").ok(),
     };
     match load(args, host.project_dir.as_deref()) {
-        Ok((chain, config)) => {
-            let reply = hooks::answer(args.harness, &input, &chain, Some(&config), &host);
+        Ok((chain, config, hash)) => {
+            let started = Instant::now();
+            let answered =
+                hooks::answer_in_full(args.harness, &input, &chain, Some(&config), &host);
+            if let Some(path) = &args.log {
+                let hash = hash.as_deref().unwrap_or_default();
+                if let Err(error) = log_decisions(path, args.harness, &answered, hash, started) {
+                    eprintln!(
+                        "sluice: cannot write the decision log {}: {error}",
+                        path.display()
+                    );
+                }
+            }
+            let reply = answered.reply;
             // The process ends with this answer: freeing the chain, a tenth of a call's time,
             // would only delay it.
             std::mem::forget(chain);
@@ -111,7 +126,53 @@ fn project_dir() -> Option<String> {
         .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
 }
 
-fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config), String> {
+/// Appends one decision log line per judged call, in the shape `sluice serve` writes and
+/// `sluice replay` reads. The lines go out in one write under the file's lock, so hooks of
+/// calls the harness runs in parallel do not interleave.
+fn log_decisions(
+    path: &Path,
+    harness: Harness,
+    answered: &Answered,
+    hash: &str,
+    started: Instant,
+) -> std::io::Result<()> {
+    if answered.outcomes.is_empty() {
+        return Ok(());
+    }
+    let now = SystemTime::now();
+    let stamp = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut lines = String::new();
+    for (index, (call, outcome)) in answered.calls.iter().zip(&answered.outcomes).enumerate() {
+        let id = format!("{stamp:x}-{:x}-{index}", std::process::id());
+        let entry = LogEntry {
+            decision_id: &id,
+            time: now,
+            endpoint: harness.endpoint(),
+            agent: &call.agent.id,
+            tool: &call.tool,
+            decision: outcome.decision,
+            reason: outcome.reason.as_deref(),
+            rule: outcome.rule.as_ref(),
+            decided_by: outcome.decided_by.as_deref(),
+            policy_hash: hash,
+            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            postcheck: None,
+            input: serde_json::json!({ "args": call.args, "context": call.context }),
+        };
+        lines.push_str(&serde_json::to_string(&entry).map_err(std::io::Error::other)?);
+        lines.push('\n');
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.lock()?;
+    file.write_all(lines.as_bytes())
+}
+
+fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config, Option<String>), String> {
     let start = match project {
         Some(dir) => PathBuf::from(dir),
         None => std::env::current_dir()
@@ -123,11 +184,24 @@ fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config), Strin
         true => PolicyCache::for_user(),
         false => None,
     };
-    let chain = match cache {
-        Some(cache) => cache.chain(&config).map(|(chain, _)| chain),
-        None => config.chain(args.backend),
+    // The policy hash is computed only for a decision log.
+    let chain = match (cache, args.log.is_some()) {
+        (Some(cache), _) => cache
+            .chain_and_hash(&config)
+            .map(|(chain, _, hash)| (chain, Some(hash))),
+        (None, true) => config
+            .chain_and_inputs(args.backend)
+            .map(|(chain, inputs)| {
+                let inputs = inputs
+                    .iter()
+                    .map(|(file, text)| (file.as_str(), text_hash(text.as_bytes())));
+                let hash = policy_hash(&config, inputs);
+                (chain, Some(hash))
+            }),
+        (None, false) => config.chain(args.backend).map(|chain| (chain, None)),
     };
-    Ok((chain.map_err(summary)?, config))
+    let (chain, hash) = chain.map_err(summary)?;
+    Ok((chain, config, hash))
 }
 
 /// A configuration error as one line: what failed, and the first thing wrong with it.

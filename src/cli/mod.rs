@@ -77,7 +77,7 @@ enum Command {
     /// Exit status: 0 when every call decides as before, 1 when some call changed, 2 on an
     /// unreadable log or a configuration that does not compile.
     Replay {
-        /// The decision log of `sluice serve` or `sluice mcp`, or calls
+        /// The decision log of `sluice serve`, `sluice mcp` or `sluice hook --log`, or calls
         /// as `sluice eval` reads them, one JSON object a line
         #[arg(long)]
         log: PathBuf,
@@ -199,6 +199,10 @@ enum Command {
         /// cache (`$SLUICE_CACHE_DIR`, else `~/.cache/sluice`); the JIT never uses the cache
         #[arg(long)]
         no_cache: bool,
+        /// Append a decision log line (as `sluice serve` writes them, for `sluice replay`) for
+        /// each call judged before it runs
+        #[arg(long)]
+        log: Option<PathBuf>,
     },
     /// Serve decisions over HTTP: the configuration's chain for agents in any language
     ///
@@ -385,12 +389,14 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             deadline_ms,
             backend,
             no_cache,
+            log,
         } => Ok(hook::run(hook::HookArgs {
             harness: harness.into(),
             config,
             deadline: std::time::Duration::from_millis(deadline_ms),
             backend: backend.into(),
             cache: !no_cache,
+            log,
         })),
         Command::Serve(args) => serve::run(args),
         Command::Mcp(args) => mcp::run(args),

@@ -9,9 +9,7 @@ use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use std::hash::Hasher;
 
-use siphasher::sip128::{Hasher128, SipHasher13};
 use sluice_compiler::jit::Backend;
 use sluice_runtime::chain::Chain;
 use sluice_runtime::config::{Config, ConfigError};
@@ -104,15 +102,15 @@ fn load(path: &Path) -> Result<Loaded, ReloadFailure> {
     let config = Config::load(path).map_err(failure)?;
     // A server lives long enough for native code to pay off.
     let (chain, inputs) = config.chain_and_inputs(Backend::Jit).map_err(failure)?;
-    let mut hasher = SipHasher13::new();
-    hasher.write(config.text().as_bytes());
-    for (file, text) in &inputs {
-        for part in [file.as_bytes(), text.as_bytes()] {
-            hasher.write(&(part.len() as u64).to_le_bytes());
-            hasher.write(part);
-        }
-    }
-    let hash = format!("{:032x}", hasher.finish128().as_u128());
+    let hash = sluice_runtime::config::policy_hash(
+        &config,
+        inputs.iter().map(|(file, text)| {
+            (
+                file.as_str(),
+                sluice_runtime::config::text_hash(text.as_bytes()),
+            )
+        }),
+    );
     let mut watched = vec![config.path.clone()];
     let builtin = sluice_compiler::builtin::PREFIX;
     watched.extend(

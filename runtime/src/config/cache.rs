@@ -98,15 +98,31 @@ impl PolicyCache {
     /// `config`'s chain for the interpreter, each set ready for one call: from the cache when
     /// it is current, else compiled and stored.
     pub fn chain(&self, config: &Config) -> Result<(Chain, CacheUse), ConfigError> {
+        self.chain_and_hash(config)
+            .map(|(chain, used, _)| (chain, used))
+    }
+
+    /// [`PolicyCache::chain`], with the chain's [`policy_hash`].
+    pub fn chain_and_hash(
+        &self,
+        config: &Config,
+    ) -> Result<(Chain, CacheUse, String), ConfigError> {
         let sources = config.set_sources()?;
         let file = self.file_for(config);
         let key = key(config);
-        if let Some(chain) = key.and_then(|key| read(&file, key, &sources)) {
-            return Ok((chain, CacheUse::Hit));
+        if let Some((chain, hash)) = key.and_then(|key| read(&file, key, &sources, config)) {
+            return Ok((chain, CacheUse::Hit, hash));
         }
         let compiled = config.compile_sets(&sources, Backend::Interp)?;
+        let identity = policy_hash(
+            config,
+            compiled
+                .iter()
+                .flat_map(|(_, inputs)| inputs)
+                .map(|(path, text)| (path.as_str(), text_hash(text.as_bytes()))),
+        );
         let Some(key) = key else {
-            return Ok((chain_of(sources, compiled), CacheUse::NotStored));
+            return Ok((chain_of(sources, compiled), CacheUse::NotStored, identity));
         };
         let stored: Vec<StoredSet> = sources
             .iter()
@@ -127,13 +143,40 @@ impl PolicyCache {
             Ok(()) => CacheUse::Rebuilt,
             Err(_) => CacheUse::NotStored,
         };
-        Ok((chain_of(sources, compiled), used))
+        Ok((chain_of(sources, compiled), used, identity))
     }
+}
+
+/// What identifies a chain in decision logs and on `/readyz`: a hash of the configuration's text
+/// and of every file compiled into its sets (imports and schemas included), each named by its
+/// path. Two processes that report the same hash decide alike.
+pub fn policy_hash<'a>(
+    config: &Config,
+    inputs: impl IntoIterator<Item = (&'a str, u128)>,
+) -> String {
+    let mut hasher = SipHasher13::new();
+    hasher.write(config.text().as_bytes());
+    for (path, text) in inputs {
+        hasher.write(&(path.len() as u64).to_le_bytes());
+        hasher.write(path.as_bytes());
+        hasher.write(&text.to_le_bytes());
+    }
+    format!("{:032x}", hasher.finish128().as_u128())
+}
+
+/// The hash of a file's text, as [`policy_hash`] and the cache compare them.
+pub fn text_hash(bytes: &[u8]) -> u128 {
+    hash(bytes)
 }
 
 /// The stored chain, if the file holds one of this format, for this key and these sources,
 /// and every file compiled into it is unchanged.
-fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain> {
+fn read(
+    file: &Path,
+    key: u128,
+    sources: &[(SetSource, Scope)],
+    config: &Config,
+) -> Option<(Chain, String)> {
     let bytes = std::fs::read(file).ok()?;
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let (format, rest) = rest.split_first_chunk::<4>()?;
@@ -159,6 +202,13 @@ fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain>
     if stored.len() != sources.len() {
         return None;
     }
+    let hash = policy_hash(
+        config,
+        stored
+            .iter()
+            .flat_map(|set| &set.inputs)
+            .map(|(path, hash)| (path.as_str(), *hash)),
+    );
     let mut chain = Chain::new();
     for (set, (source, scope)) in stored.into_iter().zip(sources) {
         let current = set.source == source.name
@@ -174,7 +224,7 @@ fn read(file: &Path, key: u128, sources: &[(SetSource, Scope)]) -> Option<Chain>
         let policy = LoadedPolicy::from_parts(set.name, executable, set.declared);
         chain.push(scope.clone(), Arc::new(policy));
     }
-    Some(chain)
+    Some((chain, hash))
 }
 
 /// Whether the file at `path` still has the text whose hash is `stored`. A built-in file is

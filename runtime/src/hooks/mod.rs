@@ -47,6 +47,16 @@ impl Harness {
     ];
 
     /// The name on the command line: `sluice hook NAME`.
+    /// How a decision log names the hook that decided: `hook:claude`, `hook:codex`, ….
+    pub fn endpoint(self) -> &'static str {
+        match self {
+            Harness::Claude => "hook:claude",
+            Harness::Codex => "hook:codex",
+            Harness::Gemini => "hook:gemini",
+            Harness::Copilot => "hook:copilot",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Harness::Claude => "claude",
