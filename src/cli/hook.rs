@@ -139,28 +139,21 @@ fn log_decisions(
     if answered.outcomes.is_empty() {
         return Ok(());
     }
-    let now = SystemTime::now();
-    let stamp = now
+    let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let mut lines = String::new();
-    for (index, (call, outcome)) in answered.calls.iter().zip(&answered.outcomes).enumerate() {
+    for (index, decided) in answered.calls.iter().zip(&answered.outcomes).enumerate() {
         let id = format!("{stamp:x}-{:x}-{index}", std::process::id());
-        let entry = LogEntry {
-            decision_id: &id,
-            time: now,
-            endpoint: harness.endpoint(),
-            agent: &call.agent.id,
-            tool: &call.tool,
-            decision: outcome.decision,
-            reason: outcome.reason.as_deref(),
-            rule: outcome.rule.as_ref(),
-            decided_by: outcome.decided_by.as_deref(),
-            policy_hash: hash,
-            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-            postcheck: None,
-            input: serde_json::json!({ "args": call.args, "context": call.context }),
-        };
+        let input = serde_json::json!({ "args": decided.0.args, "context": decided.0.context });
+        let entry = LogEntry::decided(
+            &id,
+            harness.endpoint(),
+            decided,
+            hash,
+            started.elapsed(),
+            input,
+        );
         lines.push_str(&serde_json::to_string(&entry).map_err(std::io::Error::other)?);
         lines.push('\n');
     }

@@ -2,7 +2,7 @@
 //! of lang-spec/eval-json.md.
 
 use std::panic::AssertUnwindSafe;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -217,24 +217,9 @@ pub fn record(
         .postcheck
         .as_ref()
         .map(|p| serde_json::json!({ "outcome": p.outcome, "applied": p.applied }));
-    log.write(
-        &Entry {
-            decision_id: id,
-            time: SystemTime::now(),
-            endpoint,
-            agent: &call.agent.id,
-            tool: &call.tool,
-            decision: outcome.decision,
-            reason: outcome.reason.as_deref(),
-            rule: outcome.rule.as_ref(),
-            decided_by: outcome.decided_by.as_deref(),
-            policy_hash: &loaded.hash,
-            latency_us: took.as_micros() as u64,
-            postcheck,
-            input: log.input(call),
-        },
-        metrics,
-    );
+    let decided = (call, outcome);
+    let entry = Entry::decided(id, endpoint, decided, &loaded.hash, took, log.input(call));
+    log.write(&Entry { postcheck, ..entry }, metrics);
 }
 
 pub fn new_id() -> String {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sluice_compiler::call::Call;
 use sluice_compiler::decision::Decision;
 use sluice_compiler::ir::RuleMeta;
+use sluice_runtime::chain::ChainOutcome;
 
 use crate::LogOptions;
 use crate::metrics::Metrics;
@@ -61,6 +62,34 @@ pub struct Entry<'a> {
     pub postcheck: Option<Value>,
     /// The call's arguments and context, masked.
     pub input: Value,
+}
+
+impl<'a> Entry<'a> {
+    /// The line of a decision on `call`: what the chain said of it, and with what policy.
+    pub fn decided(
+        decision_id: &'a str,
+        endpoint: &'static str,
+        (call, outcome): (&'a Call, &'a ChainOutcome),
+        policy_hash: &'a str,
+        took: Duration,
+        input: Value,
+    ) -> Entry<'a> {
+        Entry {
+            decision_id,
+            time: SystemTime::now(),
+            endpoint,
+            agent: &call.agent.id,
+            tool: &call.tool,
+            decision: outcome.decision,
+            reason: outcome.reason.as_deref(),
+            rule: outcome.rule.as_ref(),
+            decided_by: outcome.decided_by.as_deref(),
+            policy_hash,
+            latency_us: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+            postcheck: None,
+            input,
+        }
+    }
 }
 
 pub struct DecisionLog {
