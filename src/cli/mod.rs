@@ -3,6 +3,7 @@
 #[macro_use]
 mod output;
 
+mod allow;
 mod chain;
 mod check;
 mod compile;
@@ -71,6 +72,33 @@ enum Command {
         watch: bool,
         #[arg(long, value_enum, default_value_t = BackendArg::Jit)]
         backend: BackendArg,
+    },
+    /// Propose a rule that allows a call that was asked about, and write it only when no test,
+    /// rule example or logged denial would be allowed because of it
+    ///
+    /// The rule goes to a set of your own (`.sluice/allowed.sluice` beside the configuration),
+    /// listed first in the chain. Exit status: 0 written (or nothing to do), 1 refused because
+    /// something would flip, 2 on an error.
+    Allow {
+        /// The call, as `sluice eval` reads it
+        #[arg(long)]
+        from: PathBuf,
+        /// Reach past the call itself: every command with its first two words, every path in its
+        /// directory, or every address on its host
+        #[arg(long, value_enum)]
+        broaden: Option<allow::Broaden>,
+        /// The configuration (default: the nearest `sluice.toml` from here up)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// A decision log whose denied and asked calls must stay so
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// The set to write to (default: `.sluice/allowed.sluice` beside the configuration)
+        #[arg(long)]
+        set: Option<PathBuf>,
+        /// Check the proposal and write nothing
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Decide recorded calls again under an edited configuration and show what changed
     ///
@@ -320,6 +348,21 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             };
             test::run(&paths, watch, backend.into())
         }
+        Command::Allow {
+            from,
+            broaden,
+            config,
+            log,
+            set,
+            dry_run,
+        } => allow::run(&allow::AllowArgs {
+            from: &from,
+            broaden,
+            config: config.as_deref(),
+            log: log.as_deref(),
+            set: set.as_deref(),
+            dry_run,
+        }),
         Command::Replay {
             log,
             config,

@@ -201,7 +201,7 @@ fn git(args: &[&str], dir: Option<&Path>) -> Result<String, CliError> {
 }
 
 /// The call a log line records: `None` for a post-check line.
-fn recorded_call(line: &str) -> Result<Option<Call>, String> {
+pub(super) fn recorded_call(line: &str) -> Result<Option<Call>, String> {
     let value: Json = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let Some(record) = value.as_object() else {
         return Err("not a JSON object".into());

@@ -228,3 +228,46 @@ fn matches(program: &Program, rule: &RuleIr, call: &Call) -> Result<bool, String
     }
     .map_err(|e| e.message)
 }
+
+/// The calls a set's pre-check and gate examples must be decided on, each with the verdict its
+/// rule gives it (`allow`, `deny`, `ask` or `veto`; `match` for a rule of another effect).
+/// Examples a rule must pass over are left out: they say what the rule does not decide, not
+/// what the chain must. `sluice allow` holds a proposed rule to these.
+pub fn example_calls(set: &CheckedSet) -> Vec<(Call, &'static str)> {
+    let mut out = Vec::new();
+    for placed in &set.rules {
+        let rule = &placed.rule;
+        if !matches!(rule.kind, RuleKind::Precheck | RuleKind::Gate) {
+            continue;
+        }
+        let (Some(examples), Some(tool)) = (&rule.examples, rule.tools.names.first()) else {
+            continue;
+        };
+        let Some(entries) = examples.entries() else {
+            continue;
+        };
+        let word = effect_word(rule);
+        let field = |name: &str| {
+            entries
+                .iter()
+                .find(|(key, _)| key.name == name)
+                .map_or(Json::Object(Default::default()), |(_, value)| {
+                    value.to_json()
+                })
+        };
+        let agent: crate::call::Agent = serde_json::from_value(field("agent")).unwrap_or_default();
+        let context = field("context");
+        let items = entries
+            .iter()
+            .filter(|(key, _)| key.name == word || key.name == "match")
+            .filter_map(|(_, list)| list.items())
+            .flatten();
+        for item in items {
+            let mut call = Call::new(tool.clone(), item.to_json());
+            call.agent = agent.clone();
+            call.context = context.clone();
+            out.push((call, word));
+        }
+    }
+    out
+}

@@ -4,5 +4,5 @@
 mod examples;
 mod run;
 
-pub use examples::{ExampleShapes, check_examples, count_examples};
+pub use examples::{ExampleShapes, check_examples, count_examples, example_calls};
 pub use run::{TestReport, run_tests, run_with_interpreter, test_call};
