@@ -183,3 +183,37 @@ fn a_call_a_gate_vetoes_cannot_be_allowed() {
     assert!(text(&out).contains("a gate vetoes this call"));
     assert!(!dir.join(".sluice").exists());
 }
+
+#[test]
+fn a_relative_path_is_broadened_to_its_directory_resolved_against_the_workspace() {
+    let dir = project(
+        "path",
+        &json!({ "tool": "write_file", "args": { "path": "../shared/build/../notes/report.txt", "content": "x" } }),
+    );
+    assert_eq!(
+        decision(&dir, "call.json"),
+        "ask",
+        "a write outside the workspace is asked about"
+    );
+    let out = sluice(
+        &dir,
+        &[
+            "allow",
+            "--from",
+            "call.json",
+            "--broaden",
+            "path-dir",
+            "--dry-run",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let notes = dir.parent().unwrap().join("shared/notes");
+    let expected = format!(
+        r#"path(args.path, context.workspace ?? "/").under("{}")"#,
+        notes.display()
+    );
+    assert!(said.contains(&expected), "{said}");
+    assert!(said.contains("--dry-run: nothing written"), "{said}");
+    assert!(!dir.join(".sluice").exists());
+}

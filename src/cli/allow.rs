@@ -74,7 +74,10 @@ pub fn run(args: &AllowArgs<'_>) -> Result<ExitCode, CliError> {
         _ => {}
     }
     let existing = std::fs::read_to_string(&set).unwrap_or_else(|_| HEADER.to_string());
-    let rule = propose(&call, args.broaden, &existing)?;
+    // A relative path is proposed as the workspace resolves it.
+    let mut completed = call.clone();
+    config.complete(&mut completed);
+    let rule = propose(&completed, args.broaden, &existing)?;
     outln!("proposed rule, for {}:\n\n{rule}", set.display());
 
     // The chain as it would be: the user's set, with the rule, first.
@@ -262,7 +265,13 @@ fn propose(call: &Call, broaden: Option<Broaden>, existing: &str) -> Result<Stri
         }
         (None, None, Some(path), _) => (words(path, 2), format!("args.path == {}", quoted(path)?)),
         (Some(Broaden::PathDir), _, Some(path), _) => {
-            let dir = Path::new(path)
+            let workspace = call
+                .context
+                .get("workspace")
+                .and_then(Json::as_str)
+                .unwrap_or("/");
+            let absolute = lexical(&Path::new(workspace).join(path));
+            let dir = absolute
                 .parent()
                 .filter(|dir| !dir.as_os_str().is_empty() && dir != &Path::new("/"))
                 .ok_or("the path has no directory narrower than the root: allow it as it is")?;
@@ -308,6 +317,21 @@ fn propose(call: &Call, broaden: Option<Broaden>, existing: &str) -> Result<Stri
         &call.tool,
         &format!(" when {condition}"),
     ))
+}
+
+/// A path with `.` and `..` resolved by its text, as the language's `path()` does.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(name) => out.push(name),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A rule called `allow_SLUG` (with a number when that name is taken).
@@ -380,7 +404,13 @@ fn with_set_first(text: &str, dir: &Path, set: &Path, trial: Option<&Path>) -> S
                 Some(trial) => format!("[[policy]]\nset = \"{}\"\n\n", trial.display()),
                 None => entry,
             };
-            match text.find("[[policy]]") {
+            // Before the first table of sets, not a mention of one in a comment.
+            let first = if text.starts_with("[[policy]]") {
+                Some(0)
+            } else {
+                text.find("\n[[policy]]").map(|at| at + 1)
+            };
+            match first {
                 Some(at) => format!("{}{entry}{}", &text[..at], &text[at..]),
                 None => format!("{entry}{text}"),
             }
