@@ -134,7 +134,15 @@ pub fn run(args: &AllowArgs<'_>) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     write_locked(&set, |current| {
+        // What was checked is the set as it was read: another `sluice allow` that wrote in
+        // between would make the check stale, and could take the same rule name.
         let current = current.unwrap_or_else(|| HEADER.to_string());
+        if current != existing {
+            return Err(format!(
+                "{} changed while the rule was checked: nothing written; run `sluice allow` again",
+                set.display()
+            ));
+        }
         Ok(format!("{current}\n{rule}"))
     })?;
     let config_text = with_set_first(config.text(), &config.dir, &set, None);
