@@ -20,17 +20,20 @@ use std::path::PathBuf;
 use serde_json::{Value as Json, json};
 use sluice::Database;
 use sluice::compiler::ast::RuleKind;
-use sluice::compiler::call::{Agent, Status};
+use sluice::compiler::call::{Agent, Session, Status};
 use sluice::compiler::check::{CheckedSet, Expect};
+use sluice::compiler::interp::Evaluator;
+use sluice::compiler::ir::Program;
 use sluice::compiler::load::discover;
-use sluice::compiler::testing::test_call;
+use sluice::compiler::testing::test_calls;
 use sluice_runtime::policy::LoadedPolicy;
 use sluice_runtime::registry::Scope;
 use sluice_runtime::{RuntimeBuilder, ToolCall};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
-const SHIPPED: [&str; 6] = [
+const SHIPPED: [&str; 7] = [
+    "data-flow",
     "coding-agent",
     "git-guard",
     "network",
@@ -58,11 +61,13 @@ struct Denied {
     args: Json,
     agent: Agent,
     context: Json,
+    /// The session a call of a test's sequence runs in.
+    session: Option<Session>,
 }
 
 /// Every deny or veto example of the set's pre-checks and gates, and every test block that
 /// expects a denial.
-fn denied_calls(set: &CheckedSet) -> Vec<Denied> {
+fn denied_calls(set: &CheckedSet, program: &Program) -> Vec<Denied> {
     let mut out = Vec::new();
     for placed in &set.rules {
         let rule = &placed.rule;
@@ -96,24 +101,29 @@ fn denied_calls(set: &CheckedSet) -> Vec<Denied> {
                     args: item.to_json(),
                     agent: agent.clone(),
                     context: context.clone(),
+                    session: None,
                 });
             }
         }
     }
+    let interpreter = Evaluator::interpreted(program);
     for test in &set.tests {
-        let expects_deny = test
-            .expects
-            .iter()
-            .any(|(expect, _)| matches!(expect, Expect::Verdict(word) if word == "deny"));
-        if expects_deny {
-            let call = test_call(test);
-            out.push(Denied {
-                origin: format!("test {:?}", test.name),
-                tool: call.tool,
-                args: call.args,
-                agent: call.agent,
-                context: call.context,
-            });
+        let calls = test_calls(test, &|call| interpreter.evaluate(call));
+        for (step, (call, _)) in test.steps.iter().zip(calls) {
+            let expects_deny = step
+                .expects
+                .iter()
+                .any(|(expect, _)| matches!(expect, Expect::Verdict(word) if word == "deny"));
+            if expects_deny {
+                out.push(Denied {
+                    origin: format!("test {:?}, call of `{}`", test.name, step.tool),
+                    tool: call.tool,
+                    args: call.args,
+                    agent: call.agent,
+                    context: call.context,
+                    session: call.session,
+                });
+            }
         }
     }
     out
@@ -138,7 +148,8 @@ async fn no_set_in_front_undoes_a_shipped_denial() {
             .tools()
             .map(|tool| tool.name.to_string())
             .collect();
-        for denied in denied_calls(&compiled.checked) {
+        let program = compiled.program.as_ref().expect("a program");
+        for denied in denied_calls(&compiled.checked, program) {
             checked += 1;
             // Tools that only count their runs: a call the chain let through runs nothing real.
             let runs = Counter::default();
@@ -151,13 +162,16 @@ async fn no_set_in_front_undoes_a_shipped_denial() {
             let (builder, _) = RuntimeBuilder::new(registry).policy(Scope::Global, allow_all());
             let (builder, _) = builder.policy(Scope::Global, policy(dir.to_str().unwrap()));
             let runtime = builder.build();
-            let call = ToolCall::new(
+            let mut call = ToolCall::new(
                 format!("call-{checked}"),
                 denied.tool.as_str(),
                 denied.args.clone(),
                 denied.agent.clone(),
                 denied.context.clone(),
             );
+            if let Some(session) = &denied.session {
+                call = call.with_session(session.clone());
+            }
             let result = runtime.execute(call, CancellationToken::new()).await;
             let decided_by = result
                 .decision()

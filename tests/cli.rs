@@ -52,7 +52,7 @@ fn check_passes_on_shipped_policies() {
     let out = sluice(&["check", "policies"], None);
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("0 errors, 0 warnings in 7 policy sets"),
+        stdout(&out).contains("0 errors, 0 warnings in 8 policy sets"),
         "{}",
         stdout(&out)
     );

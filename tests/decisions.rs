@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use sluice::compiler::decision::Outcome;
 use sluice::compiler::jit::{self, JitOptions};
 use sluice::compiler::load::discover;
-use sluice::compiler::testing::test_call;
+use sluice::compiler::testing::test_calls;
 use sluice::{Database, Evaluator};
 
 fn table(policy: &str) -> String {
@@ -44,8 +44,12 @@ fn table(policy: &str) -> String {
         );
         let compiled_code = Evaluator::new(program, Some(&native));
         let indexed = Evaluator::indexed(program, native.scans());
-        for test in &compiled.checked.tests {
-            let call = test_call(test);
+        let calls = compiled.checked.tests.iter().flat_map(|test| {
+            test_calls(test, &|call| interpreter.evaluate(call))
+                .into_iter()
+                .map(move |(call, _)| (test, call))
+        });
+        for (test, call) in calls {
             let outcome = interpreter.evaluate(&call);
             assert_eq!(
                 compiled_code.evaluate(&call),
@@ -208,8 +212,13 @@ fn rule_order_never_changes_a_decision() {
                 "{policy}: the order did change"
             );
             let _untimed = sluice::compiler::budget::unbounded();
-            for test in &forward.checked.tests {
-                let call = test_call(test);
+            let reference = Evaluator::interpreted(&a);
+            let calls = forward.checked.tests.iter().flat_map(|test| {
+                test_calls(test, &|call| reference.evaluate(call))
+                    .into_iter()
+                    .map(move |(call, _)| (test, call))
+            });
+            for (test, call) in calls {
                 let (x, y) = (
                     Evaluator::interpreted(&a).evaluate(&call),
                     Evaluator::interpreted(&b).evaluate(&call),
@@ -257,8 +266,13 @@ fn the_shipped_chain() {
     for name in order {
         let sets = discover(&[PathBuf::from("policies").join(name)]).expect("policy exists");
         let compiled = Database::default().load(&sets[0]).expect("loads");
-        for test in &compiled.checked.tests {
-            let mut call = test_call(test);
+        // A sequence's later calls are judged in the session its earlier calls left.
+        let calls = compiled.checked.tests.iter().flat_map(|test| {
+            test_calls(test, &|call| chain.evaluate(call))
+                .into_iter()
+                .map(move |(call, _)| (test, call))
+        });
+        for (test, mut call) in calls {
             if let (Some(context), Some(fill)) =
                 (call.context.as_object_mut(), defaults.as_object())
             {

@@ -197,7 +197,7 @@ fn a_call_that_is_not_one_is_explained_in_a_calls_terms_with_its_line_and_column
         ),
         (
             r#"{"tool":"bash","zzz":1}"#,
-            "unknown field `zzz` in a call: a call has `tool`, `args`, `agent`, `context` and `result`",
+            "unknown field `zzz` in a call: a call has `tool`, `args`, `agent`, `context`, `result` and `session`",
         ),
         (
             "{\n  \"tool\": \"bash\",\n  \"args\": {\"command\": \"ls\"},\n  \"agent\": {\"lables\": []}\n}",

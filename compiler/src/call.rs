@@ -16,6 +16,22 @@ pub struct Call {
     pub context: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// What earlier calls of the same session left: `None` when the host keeps no session, or
+    /// its store could not be read, and a rule that reads `session` fails closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+}
+
+/// The state of one agent session as rules read it (`session.labels`, `session.calls`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// The labels post-checks attached to the session that have not expired, sorted.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// How many earlier calls of the session each tool had, by tool name (this call not counted).
+    #[serde(default = "empty_object")]
+    pub calls: Value,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -85,6 +101,7 @@ impl Call {
             agent: Agent::default(),
             context: empty_object(),
             result: None,
+            session: None,
         }
     }
 

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 use crate::diagnostics::did_you_mean;
 use crate::json::{Step, line_column, locate};
 
-const CALL_FIELDS: &[&str] = &["tool", "args", "agent", "context", "result"];
+const CALL_FIELDS: &[&str] = &["tool", "args", "agent", "context", "result", "session"];
+const SESSION_FIELDS: &[&str] = &["labels", "calls"];
 const AGENT_FIELDS: &[&str] = &["id", "labels", "presets"];
 const RESULT_FIELDS: &[&str] = &["status", "content", "value", "error"];
 
@@ -152,6 +153,8 @@ fn check_call(value: &Value) -> Result<(), Problem> {
             "agent" => check_agent(field)?,
             "result" if field.is_null() => {}
             "result" => check_result(field)?,
+            "session" if field.is_null() => {}
+            "session" => check_session(field)?,
             other => return Err(unknown("a call", other, CALL_FIELDS, &[])),
         }
     }
@@ -187,6 +190,40 @@ fn check_agent(value: &Value) -> Result<(), Problem> {
             "labels" | "presets" => strings(field, &["agent", key])?,
             "id" => {}
             other => return Err(unknown("`agent`", other, AGENT_FIELDS, &["agent"])),
+        }
+    }
+    Ok(())
+}
+
+fn check_session(value: &Value) -> Result<(), Problem> {
+    let session = object(
+        value,
+        "session",
+        "the session's `labels` and `calls` (counts by tool)",
+    )?;
+    for (key, field) in session {
+        match key.as_str() {
+            "labels" => strings(field, &["session", "labels"])?,
+            "calls" => {
+                let Some(counts) = field.as_object() else {
+                    return Err(Problem::at(
+                        &["session", "calls"],
+                        format!(
+                            "`session.calls` is an object of counts by tool (`{{\"bash\": 3}}`), not {}",
+                            kind(field)
+                        ),
+                    ));
+                };
+                if let Some((tool, _)) = counts.iter().find(|(_, n)| n.as_u64().is_none()) {
+                    return Err(Problem::at(
+                        &["session", "calls", tool],
+                        format!(
+                            "`session.calls.{tool}` is a count of calls: a whole number, 0 or more"
+                        ),
+                    ));
+                }
+            }
+            other => return Err(unknown("`session`", other, SESSION_FIELDS, &["session"])),
         }
     }
     Ok(())

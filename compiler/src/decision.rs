@@ -116,6 +116,8 @@ pub enum AppliedEffect {
     Fail(Failure),
     /// A run of `redact` rules: the channels it rewrote.
     Redacted(Redacted),
+    /// `label session …`: the session carries the label from the next call on.
+    Label(LabelGrant),
 }
 
 /// The text channels a run of redactions rewrote; a channel it left alone is `None`.
@@ -132,6 +134,25 @@ impl Redacted {
     }
 }
 
+/// A label a post-check attached to the session (`label session "name" [for N calls | for N m]`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+pub struct LabelGrant {
+    pub label: String,
+    /// When the label lapses; `None` keeps it for the rest of the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<Expiry>,
+}
+
+/// How long a label holds after the call whose result attached it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expiry {
+    /// For this many later calls of the session.
+    Calls(u64),
+    /// For this many seconds.
+    Seconds(u64),
+}
+
 /// The result after post-checks.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PostcheckOutcome {
@@ -145,6 +166,9 @@ pub struct PostcheckOutcome {
     pub failure: Option<Failure>,
     /// Context attached by rules, in order.
     pub attached: Vec<String>,
+    /// Labels rules attached to the session, in order; the host keeps them for later calls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<LabelGrant>,
     /// The rules that matched, in the order they applied.
     pub applied: Vec<RuleMeta>,
     /// Each matching rule's effects, for hosts that apply them one by one.

@@ -21,5 +21,6 @@ pub mod lower;
 pub mod parallel;
 pub mod parser;
 pub mod scan;
+pub mod session;
 pub mod shell;
 pub mod testing;

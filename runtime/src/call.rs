@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use sluice_compiler::call::Agent;
+use sluice_compiler::call::{Agent, Session};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
@@ -25,6 +25,8 @@ pub struct ToolCall {
     args: Arc<Value>,
     agent: Arc<Agent>,
     context: Arc<Value>,
+    /// What earlier calls of the session left, when the host keeps sessions.
+    session: Option<Arc<Session>>,
 }
 
 impl ToolCall {
@@ -41,7 +43,18 @@ impl ToolCall {
             args: Arc::new(args),
             agent: Arc::new(agent),
             context: Arc::new(context),
+            session: None,
         }
+    }
+
+    /// The same call in the session state its host read for it.
+    pub fn with_session(mut self, session: Session) -> ToolCall {
+        self.session = Some(Arc::new(session));
+        self
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        self.session.as_deref()
     }
 
     pub fn id(&self) -> &CallId {

@@ -106,6 +106,13 @@ impl Chain {
         &self.links
     }
 
+    /// Whether a set of the chain reads `session` or labels it, so its host must keep sessions.
+    pub fn uses_session(&self) -> bool {
+        self.links
+            .iter()
+            .any(|link| link.policy.executable.program().uses_session())
+    }
+
     /// Judges `call` (and its result, when it has one) with every set of the chain.
     pub fn evaluate(&self, call: &Call) -> ChainOutcome {
         // One budget for the whole chain: each set's evaluation spends from it.
@@ -242,6 +249,12 @@ fn precheck_rule(outcome: &Outcome) -> Option<RuleMeta> {
     deciding_match(outcome).map(|m| m.rule.clone())
 }
 
+impl sluice_compiler::testing::LabelsSession for ChainOutcome {
+    fn labels(&self) -> &[sluice_compiler::decision::LabelGrant] {
+        self.postcheck.as_ref().map_or(&[], |p| &p.labels)
+    }
+}
+
 /// The first of the strictest matches: the deciding pre-check rule.
 fn deciding_match(outcome: &Outcome) -> Option<&Match> {
     outcome
@@ -265,6 +278,7 @@ fn combine(
         error: original.error.clone(),
         failure: None,
         attached: Vec::new(),
+        labels: Vec::new(),
         applied: Vec::new(),
         steps: Vec::new(),
     };
@@ -274,6 +288,7 @@ fn combine(
         combined.value = step.value;
         combined.error = step.error;
         combined.attached.extend(step.attached);
+        combined.labels.extend(step.labels);
         combined.applied.extend(step.applied);
         combined.steps.extend(step.steps);
         match step.outcome {

@@ -21,6 +21,7 @@ pub mod precheck;
 pub mod registry;
 pub mod render;
 pub mod result;
+pub mod session;
 
 pub use call::{CallId, ToolCall};
 pub use pipeline::{Runtime, RuntimeBuilder};

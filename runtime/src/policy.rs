@@ -230,6 +230,7 @@ fn call_ref_of(call: &crate::call::ToolCall) -> CallRef<'_> {
         args: call.args(),
         agent: call.agent(),
         context: call.context(),
+        session: call.session(),
     }
 }
 
@@ -328,6 +329,7 @@ impl PostCheck for PolicyStage {
                         AppliedEffect::Content(c) => PostAction::ReplaceContent(c),
                         AppliedEffect::Value(v) => PostAction::ReplaceValue(v),
                         AppliedEffect::Attach(a) => PostAction::AttachContext(a),
+                        AppliedEffect::Label(grant) => PostAction::Label(grant),
                         AppliedEffect::Redacted(r) => PostAction::Redact {
                             content: r.content,
                             value: r.value,

@@ -21,6 +21,8 @@ pub enum PostAction {
         value: Option<Value>,
         error: Option<String>,
     },
+    /// Labels the call's session (`label session "NAME"`): kept with the result for the host.
+    Label(sluice_compiler::decision::LabelGrant),
     /// Fails the result; only this context is exposed, the tool's own is dropped.
     Fail {
         message: String,
@@ -69,6 +71,7 @@ pub(crate) fn apply(result: &mut NormalizedResult, verdict: PostVerdict) -> bool
             PostAction::ReplaceContent(content) => result.content = content,
             PostAction::ReplaceValue(value) => result.value = value,
             PostAction::AttachContext(context) => result.context.push(context),
+            PostAction::Label(grant) => result.labels.push(grant),
             PostAction::Redact {
                 content,
                 value,

@@ -96,6 +96,8 @@ pub struct NormalizedResult {
     pub error: Option<String>,
     pub context: Vec<String>,
     pub context_change: Option<Value>,
+    /// Labels the post-checks attached to the call's session, in order.
+    pub labels: Vec<sluice_compiler::decision::LabelGrant>,
 }
 
 impl NormalizedResult {
@@ -108,6 +110,7 @@ impl NormalizedResult {
             error: None,
             context: reply.context,
             context_change: reply.context_change,
+            labels: Vec::new(),
         }
     }
 
@@ -121,6 +124,7 @@ impl NormalizedResult {
             error: Some(message),
             context: Vec::new(),
             context_change: None,
+            labels: Vec::new(),
         }
     }
 

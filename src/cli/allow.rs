@@ -18,9 +18,10 @@ use sluice_compiler::call::Call;
 use sluice_compiler::check::Expect;
 use sluice_compiler::db::Database;
 use sluice_compiler::decision::Decision;
+use sluice_compiler::interp::Evaluator;
 use sluice_compiler::jit::Backend;
 use sluice_compiler::load::Workspace;
-use sluice_compiler::testing::{example_calls, test_call};
+use sluice_compiler::testing::{example_calls, test_calls};
 use sluice_runtime::chain::Chain;
 use sluice_runtime::config::Config;
 
@@ -179,16 +180,24 @@ fn held_to(config: &Config, log: Option<&Path>) -> Result<Vec<Case>, CliError> {
     let mut db = Database::default();
     let workspace = Workspace::open(&mut db, &config.set_paths()).map_err(|e| e.to_string())?;
     for compiled in workspace.compiled(&db) {
+        let Some(program) = compiled.program.as_deref() else {
+            continue;
+        };
+        // A sequence's later calls are held to in the session its earlier calls left.
+        let reference = Evaluator::interpreted(program);
         for test in &compiled.checked.tests {
-            let strict = test.expects.iter().any(|(expect, _)| {
-                matches!(expect, Expect::Verdict(word) if word == "deny" || word == "ask")
-            });
-            if strict {
-                cases.push(Case {
-                    call: test_call(test),
-                    kind: Kind::Test,
-                    source: format!("test \"{}\" ({})", test.name, test.file),
+            let calls = test_calls(test, &|call| reference.evaluate(call));
+            for (step, (call, _)) in test.steps.iter().zip(calls) {
+                let strict = step.expects.iter().any(|(expect, _)| {
+                    matches!(expect, Expect::Verdict(word) if word == "deny" || word == "ask")
                 });
+                if strict {
+                    cases.push(Case {
+                        call,
+                        kind: Kind::Test,
+                        source: format!("test \"{}\" ({})", test.name, test.file),
+                    });
+                }
             }
         }
         for (call, word) in example_calls(&compiled.checked) {

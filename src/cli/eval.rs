@@ -458,6 +458,14 @@ fn print_rewrites(outcome: &ChainOutcome) {
                 AppliedEffect::Value(value) => format!("replaced the value: {value}"),
                 AppliedEffect::Attach(text) => format!("attached context: {text:?}"),
                 AppliedEffect::Fail(failure) => format!("failed the result: {:?}", failure.message),
+                AppliedEffect::Label(grant) => match grant.expiry {
+                    Some(expiry) => format!(
+                        "labelled the session {:?} for {}",
+                        grant.label,
+                        sluice_compiler::format::expiry_text(expiry)
+                    ),
+                    None => format!("labelled the session {:?}", grant.label),
+                },
                 AppliedEffect::Redacted(redacted) => {
                     let mut channels = Vec::new();
                     if let Some(content) = &redacted.content {

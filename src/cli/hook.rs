@@ -16,6 +16,7 @@ use sluice_http::LogEntry;
 use sluice_runtime::chain::Chain;
 use sluice_runtime::config::{Config, ConfigError, PolicyCache, policy_hash, text_hash};
 use sluice_runtime::hooks::{self, Answered, Harness, Host, Reply};
+use sluice_runtime::session::{FileStore, SessionStore};
 
 /// The largest event read: a tool's whole output can be in it.
 const MAX_EVENT: u64 = 16 * 1024 * 1024;
@@ -82,8 +83,16 @@ fn respond(args: &HookArgs) -> Reply {
     match load(args, host.project_dir.as_deref()) {
         Ok((chain, config, hash)) => {
             let started = Instant::now();
-            let answered =
-                hooks::answer_in_full(args.harness, &input, &chain, Some(&config), &host);
+            // Labels outlive the process: each event of a session is a hook process of its own.
+            let store = FileStore::default_dir().map(FileStore::new);
+            let answered = hooks::answer_in_session(
+                args.harness,
+                &input,
+                &chain,
+                Some(&config),
+                &host,
+                store.as_ref().map(|s| s as &dyn SessionStore),
+            );
             if let Some(path) = &args.log {
                 let hash = hash.as_deref().unwrap_or_default();
                 if let Err(error) = log_decisions(path, args.harness, &answered, hash, started) {
@@ -145,7 +154,11 @@ fn log_decisions(
     let mut lines = String::new();
     for (index, decided) in answered.calls.iter().zip(&answered.outcomes).enumerate() {
         let id = format!("{stamp:x}-{:x}-{index}", std::process::id());
-        let input = serde_json::json!({ "args": decided.0.args, "context": decided.0.context });
+        let mut input = serde_json::json!({ "args": decided.0.args, "context": decided.0.context });
+        // Replay judges a label-reading rule on the labels the call was judged on.
+        if let (Some(session), Some(fields)) = (&decided.0.session, input.as_object_mut()) {
+            fields.insert("session".into(), serde_json::json!(session));
+        }
         let entry = LogEntry::decided(
             &id,
             harness.endpoint(),

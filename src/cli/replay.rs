@@ -234,6 +234,13 @@ pub(super) fn recorded_call(line: &str) -> Result<Option<Call>, String> {
         agent,
         context: input.get("context").cloned().unwrap_or_else(|| json!({})),
         result: None,
+        // The session as the call saw it: a label-reading rule is judged on the same labels.
+        session: match input.get("session") {
+            Some(session) => Some(
+                serde_json::from_value(session.clone()).map_err(|e| format!("`session`: {e}"))?,
+            ),
+            None => None,
+        },
     };
     call.validate().map_err(|e| e.to_string())?;
     Ok(Some(call))

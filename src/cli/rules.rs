@@ -78,6 +78,7 @@ fn effect_word(effect: &CheckedEffect) -> &'static str {
         CheckedEffect::Fail { .. } => "fail",
         CheckedEffect::Attach(_) => "attach context",
         CheckedEffect::Redact(_) => "redact",
+        CheckedEffect::Label(_) => "label session",
         CheckedEffect::Safe => "safe",
     }
 }

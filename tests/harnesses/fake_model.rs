@@ -1,5 +1,5 @@
-//! A scripted model on 127.0.0.1: answers a harness's model API with one tool call, then plain
-//! text, and keeps every request body so a test can see what reached the model.
+//! A scripted model on 127.0.0.1: answers a harness's model API with its tool calls, one per
+//! turn, then plain text, and keeps every request body so a test can see what reached the model.
 //!
 //! It speaks the three APIs the four harnesses use: Anthropic's Messages (Claude Code, and
 //! Copilot CLI with its `anthropic` provider), OpenAI's Responses (Codex CLI) and Gemini's
@@ -34,18 +34,24 @@ pub struct FakeModel {
 
 struct Script {
     api: Api,
-    call: ToolCall,
+    /// The calls in order: a request that carries `n` tool results gets the call after them.
+    calls: Vec<ToolCall>,
     requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl FakeModel {
     pub fn start(api: Api, call: ToolCall) -> FakeModel {
+        FakeModel::start_script(api, vec![call])
+    }
+
+    /// A model that asks for `calls` one after another, each once the one before it answered.
+    pub fn start_script(api: Api, calls: Vec<ToolCall>) -> FakeModel {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Script {
             api,
-            call,
+            calls,
             requests: requests.clone(),
         });
         thread::spawn(move || {
@@ -170,18 +176,27 @@ fn respond(script: &Script, path: &str, body: &str) -> (&'static str, String) {
             .get(*k)
             .is_some_and(|t| t.as_array().is_none_or(|a| !a.is_empty()))
     });
-    let answered = body.contains("tool_result")
-        || body.contains("function_call_output")
-        || body.contains("functionResponse");
-    let call = (offers_tools && !answered).then_some(&script.call);
+    let answered = [
+        "\"tool_result\"",
+        "\"function_call_output\"",
+        "\"functionResponse\"",
+    ]
+    .iter()
+    .map(|marker| body.matches(marker).count())
+    .sum::<usize>();
+    let call = script
+        .calls
+        .get(answered)
+        .filter(|_| offers_tools)
+        .map(|call| (answered, call));
     match script.api {
         Api::Anthropic if path.contains("count_tokens") => (
             "application/json",
             json!({ "input_tokens": 10 }).to_string(),
         ),
         Api::Anthropic => ("text/event-stream", anthropic(call, &request)),
-        Api::Responses => ("text/event-stream", responses(call)),
-        Api::Gemini => ("text/event-stream", gemini(call)),
+        Api::Responses => ("text/event-stream", responses(call.map(|(_, c)| c))),
+        Api::Gemini => ("text/event-stream", gemini(call.map(|(_, c)| c))),
     }
 }
 
@@ -198,7 +213,7 @@ fn sse(events: &[(&str, Value)]) -> String {
         .collect()
 }
 
-fn anthropic(call: Option<&ToolCall>, request: &Value) -> String {
+fn anthropic(call: Option<(usize, &ToolCall)>, request: &Value) -> String {
     let model = request
         .get("model")
         .cloned()
@@ -208,8 +223,8 @@ fn anthropic(call: Option<&ToolCall>, request: &Value) -> String {
         "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": null, "stop_sequence": null, "usage": usage } });
     let (block, delta, stop) = match call {
-        Some(call) => (
-            json!({ "type": "tool_use", "id": "toolu_01", "name": call.name, "input": {} }),
+        Some((turn, call)) => (
+            json!({ "type": "tool_use", "id": format!("toolu_{:02}", turn + 1), "name": call.name, "input": {} }),
             json!({ "type": "input_json_delta", "partial_json": call.input.to_string() }),
             "tool_use",
         ),

@@ -31,6 +31,7 @@ pub struct Header {
 pub enum Item {
     Import(ImportDecl),
     Tool(ToolDecl),
+    Label(LabelDecl),
     Context(ContextDecl),
     Effects(EffectsDecl),
     Rule(Rule),
@@ -42,6 +43,7 @@ impl Item {
         match self {
             Item::Import(i) => i.span,
             Item::Tool(t) => t.span,
+            Item::Label(l) => l.span,
             Item::Context(c) => c.span,
             Item::Effects(e) => e.span,
             Item::Rule(r) => r.span,
@@ -71,6 +73,13 @@ pub struct ToolDecl {
 pub enum ToolShape {
     Fields(Vec<FieldDecl>),
     Schema { path: String, span: Span },
+}
+
+/// `label NAME`: a session label the set's post-checks may attach and its rules may read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelDecl {
+    pub name: Ident,
+    pub span: Span,
 }
 
 /// `context { fields }`: the host-provided context fields the policy reads.
@@ -199,6 +208,12 @@ pub enum EffectKind {
         family: Expr,
         filter: Option<Expr>,
     },
+    /// `label session "NAME" [for N UNIT]`: a post-check attaches a label to the session.
+    Label {
+        name: String,
+        name_span: Span,
+        expiry: Option<crate::decision::Expiry>,
+    },
     Veto(Expr),
     Safe,
 }
@@ -216,6 +231,7 @@ impl EffectKind {
             EffectKind::Fail { .. } => "fail",
             EffectKind::Attach(_) => "attach context",
             EffectKind::Redact { .. } => "redact",
+            EffectKind::Label { .. } => "label session",
             EffectKind::Veto(_) => "a veto reason",
             EffectKind::Safe => "safe",
         }
@@ -249,6 +265,8 @@ pub struct TestStmt {
 pub enum TestStmtKind {
     Agent(Literal),
     Context(Literal),
+    /// `session { labels: [...], calls: {...} }`: the session the test starts in.
+    Session(Literal),
     Call {
         tool: Ident,
         args: Literal,
@@ -275,4 +293,6 @@ pub enum Expectation {
     Attached(String),
     /// `part "TEXT" VERDICT`: the verdict per-part rules gave the part with that text.
     Part(String, Ident),
+    /// `label "NAME"`: the post-checks attached this label to the session.
+    Label(Ident),
 }

@@ -70,6 +70,10 @@ impl Relocate for Item {
                 import.span.relocate(from, to);
             }
             Item::Tool(tool) => tool.relocate(from, to),
+            Item::Label(label) => {
+                label.name.relocate(from, to);
+                label.span.relocate(from, to);
+            }
             Item::Context(context) => context.relocate(from, to),
             Item::Effects(effects) => {
                 effects.rows.relocate(from, to);
@@ -134,7 +138,9 @@ impl Relocate for TestStmt {
     fn relocate(&mut self, from: u32, to: u32) {
         self.span.relocate(from, to);
         match &mut self.kind {
-            TestStmtKind::Agent(literal) | TestStmtKind::Context(literal) => {
+            TestStmtKind::Agent(literal)
+            | TestStmtKind::Context(literal)
+            | TestStmtKind::Session(literal) => {
                 literal.relocate(from, to);
             }
             TestStmtKind::Call { tool, args } => {
@@ -156,7 +162,9 @@ impl Relocate for TestStmt {
                 | Expectation::Error(_)
                 | Expectation::Fail(_)
                 | Expectation::Attached(_) => {}
-                Expectation::Part(_, verdict) => verdict.relocate(from, to),
+                Expectation::Part(_, verdict) | Expectation::Label(verdict) => {
+                    verdict.relocate(from, to);
+                }
             },
         }
     }
@@ -208,6 +216,7 @@ impl Relocate for Effect {
                 family.relocate(from, to);
                 filter.relocate(from, to);
             }
+            EffectKind::Label { name_span, .. } => name_span.relocate(from, to),
         }
     }
 }

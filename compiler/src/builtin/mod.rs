@@ -70,6 +70,11 @@ pub const SETS: &[BuiltinSet] = &[
     ),
     builtin!("readonly", "read-only agents", ["readonly.sluice"]),
     builtin!(
+        "data-flow",
+        "labels across a session: a secret read, then sent; web content fetched, then run",
+        ["data-flow.sluice"]
+    ),
+    builtin!(
         "vocabulary",
         "the standard tool declarations the other sets import",
         ["tools.sluice"]

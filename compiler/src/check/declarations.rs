@@ -33,6 +33,8 @@ pub struct Declarations {
     pub context: Arc<Record>,
     /// Rows the set adds to the shell effect table, in set order.
     pub effects: Vec<EffectRow>,
+    /// The session labels the set declares, with where.
+    pub labels: BTreeMap<String, (String, Span)>,
 }
 
 /// The fields of `agent`.
@@ -42,6 +44,17 @@ pub fn agent_record() -> Arc<Record> {
             ("id".into(), Ty::Str),
             ("labels".into(), Ty::List(Box::new(Ty::Str))),
             ("presets".into(), Ty::List(Box::new(Ty::Str))),
+        ],
+    })
+}
+
+/// The fields of `session`.
+pub fn session_record() -> Arc<Record> {
+    Arc::new(Record {
+        fields: vec![
+            ("labels".into(), Ty::List(Box::new(Ty::Str))),
+            // Counts by tool name: any tool, declared or not, so read as JSON (`?? 0`).
+            ("calls".into(), Ty::Json),
         ],
     })
 }
@@ -143,6 +156,21 @@ pub fn collect_declarations(
                         known,
                     };
                     decls.tools.insert(info.name.clone(), info);
+                }
+                Item::Label(label) => {
+                    let name = &label.name.name;
+                    if let Some((file, span)) = decls.labels.get(name) {
+                        diagnostics.push(
+                            Diagnostic::new(Code::DuplicateLabel, unit.path, label.name.span, format!("label `{name}` is declared twice"))
+                                .label("declared again here")
+                                .secondary(file, *span, "first declared here")
+                                .help("keep one declaration; a policy set shares its declarations across files"),
+                        );
+                        continue;
+                    }
+                    decls
+                        .labels
+                        .insert(name.clone(), (unit.path.to_string(), label.name.span));
                 }
                 Item::Context(ContextDecl { fields, .. }) => {
                     let declared = record(unit.path, fields, diagnostics);

@@ -15,7 +15,7 @@ pub fn contract(kind: RuleKind) -> &'static str {
             "a gate can only veto: write its reason as a string, `=> \"why\"`; a gate has no allow"
         }
         RuleKind::Postcheck => {
-            "a postcheck may `accept`, `replace content <text>` or `replace value <json>` (not both), `redact r\"re\" as \"family\"` (any number), `attach context <text>`, or `fail \"message\" [with context <text>]` alone"
+            "a postcheck may `accept`, `replace content <text>` or `replace value <json>` (not both), `redact r\"re\" as \"family\"` (any number), `attach context <text>`, `label session \"name\" [for N calls | for N m]` (any number), or `fail \"message\" [with context <text>]` alone"
         }
         RuleKind::Concurrency => {
             "a concurrency rule has one effect, `safe`: the calls it matches may run concurrently with their neighbours"
@@ -38,6 +38,7 @@ fn allowed(kind: RuleKind, effect: &EffectKind) -> bool {
                 | EffectKind::Fail { .. }
                 | EffectKind::Attach(_)
                 | EffectKind::Redact { .. }
+                | EffectKind::Label { .. }
         ),
         RuleKind::Concurrency => matches!(effect, EffectKind::Safe),
     }
@@ -132,6 +133,16 @@ pub(crate) fn check_effects(
             } => checker
                 .redaction(pattern, family, filter.as_ref())
                 .map(CheckedEffect::Redact),
+            EffectKind::Label {
+                name,
+                name_span,
+                expiry,
+            } => checker.declared_label(name, *name_span).then(|| {
+                CheckedEffect::Label(crate::decision::LabelGrant {
+                    label: name.clone(),
+                    expiry: *expiry,
+                })
+            }),
             EffectKind::Fail { message, context } => {
                 let message = text(checker, message);
                 let context = match context {
@@ -187,11 +198,15 @@ fn clashes(kind: RuleKind, earlier: &EffectKind, later: &EffectKind) -> bool {
         RuleKind::Precheck | RuleKind::Gate | RuleKind::Concurrency => true,
         // Context may be attached alongside one replacement or any redactions; anything else
         // contradicts.
-        RuleKind::Postcheck => !matches!(
-            (earlier, later),
-            (Attach(_), Attach(_) | ReplaceContent(_) | ReplaceValue(_))
-                | (ReplaceContent(_) | ReplaceValue(_), Attach(_))
-                | (Attach(_) | Redact { .. }, Attach(_) | Redact { .. })
-        ),
+        // A label says something of the session, not of the result: it goes with anything.
+        RuleKind::Postcheck => {
+            !matches!((earlier, later), (Label { .. }, _) | (_, Label { .. }))
+                && !matches!(
+                    (earlier, later),
+                    (Attach(_), Attach(_) | ReplaceContent(_) | ReplaceValue(_))
+                        | (ReplaceContent(_) | ReplaceValue(_), Attach(_))
+                        | (Attach(_) | Redact { .. }, Attach(_) | Redact { .. })
+                )
+        }
     }
 }

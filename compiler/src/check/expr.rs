@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::declarations::{agent_record, command_record, result_record};
+use super::declarations::{agent_record, command_record, result_record, session_record};
 use super::{Builtin, Const, Record, Root, TExpr, TExprKind, Ty, VarId};
 use crate::ast::{BinOp, Expr, ExprKind, Ident, PerPart, RuleKind, Span, StrPart};
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
@@ -27,6 +27,8 @@ pub(crate) struct ExprChecker<'a> {
     pub context: Arc<Record>,
     pub kind: RuleKind,
     pub args: ArgsShape,
+    /// The session labels the set declares.
+    pub labels: Arc<Vec<String>>,
     scope: Vec<(String, VarId, Ty)>,
     pub vars: u32,
     pub diagnostics: &'a mut Vec<Diagnostic>,
@@ -47,6 +49,7 @@ impl<'a> ExprChecker<'a> {
             context,
             kind,
             args,
+            labels: Arc::default(),
             scope: Vec::new(),
             vars: 0,
             diagnostics,
@@ -360,6 +363,44 @@ impl<'a> ExprChecker<'a> {
         })
     }
 
+    /// `"NAME" in session.labels`: a label no declaration names is a typo, never a label that
+    /// is simply absent.
+    fn label_test(&mut self, lhs: &TExpr, rhs: &TExpr) {
+        let TExprKind::Fact {
+            root: Root::Session,
+            path,
+        } = &rhs.kind
+        else {
+            return;
+        };
+        if !matches!(path.as_slice(), [field] if &**field == "labels") {
+            return;
+        }
+        if let TExprKind::Const(Const::Str(name)) = &lhs.kind {
+            self.declared_label(name, lhs.span);
+        }
+    }
+
+    /// Reports a label the set does not declare, with the nearest declared one.
+    pub(crate) fn declared_label(&mut self, name: &str, span: Span) -> bool {
+        if self.labels.iter().any(|label| label == name) {
+            return true;
+        }
+        let labels = self.labels.clone();
+        let suggestion = did_you_mean(name, labels.iter().map(String::as_str)).map(str::to_string);
+        self.error(
+            Code::UnknownLabel,
+            span,
+            format!("unknown label `{name}`"),
+            "not declared",
+            help_with_suggestion(
+                suggestion.as_deref(),
+                format!("declare it with `label {name}` beside the set's tools"),
+            ),
+        );
+        false
+    }
+
     fn name(&mut self, name: &str, span: Span) -> Checked {
         if let Some((_, id, ty)) = self.scope.iter().rev().find(|(n, _, _)| n == name) {
             return Some(TExpr {
@@ -379,6 +420,7 @@ impl<'a> ExprChecker<'a> {
             "agent" => (Root::Agent, Ty::Record(agent_record())),
             "context" => (Root::Context, Ty::Record(self.context.clone())),
             "tool" => (Root::Tool, Ty::Str),
+            "session" => (Root::Session, Ty::Record(session_record())),
             "result" => {
                 if self.kind != RuleKind::Postcheck {
                     self.error(
@@ -396,7 +438,7 @@ impl<'a> ExprChecker<'a> {
                 (Root::Result, Ty::Record(result_record()))
             }
             _ => {
-                let mut candidates: Vec<&str> = vec!["args", "agent", "context", "tool"];
+                let mut candidates: Vec<&str> = vec!["args", "agent", "context", "tool", "session"];
                 if self.kind == RuleKind::Postcheck {
                     candidates.push("result");
                 }
@@ -408,7 +450,7 @@ impl<'a> ExprChecker<'a> {
                     span,
                     format!("unknown name `{name}`"),
                     "not defined",
-                    help_with_suggestion(suggestion.as_deref(), "conditions read `args`, `agent`, `context`, `tool`, `result` (post-check) and variables bound by `any`/`all`".to_string()),
+                    help_with_suggestion(suggestion.as_deref(), "conditions read `args`, `agent`, `context`, `tool`, `session`, `result` (post-check) and variables bound by `any`/`all`".to_string()),
                 );
                 return None;
             }
@@ -956,6 +998,7 @@ impl<'a> ExprChecker<'a> {
                         );
                     }
                 }
+                self.label_test(&l, &r);
                 let test = make(BinOp::In, l, r, Ty::Bool)?;
                 if op == BinOp::NotIn {
                     Some(TExpr {

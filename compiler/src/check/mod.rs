@@ -19,6 +19,6 @@ pub use rules::{
 };
 pub use schema::schema_key;
 pub(crate) use tests::conform;
-pub use tests::{CheckedTest, Expect, ResultFixture};
+pub use tests::{CheckedTest, Expect, ResultFixture, TestStep};
 pub use typed::*;
 pub use types::{Record, Ty};

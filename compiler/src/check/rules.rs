@@ -59,6 +59,8 @@ pub trait DeclarationView {
     fn tool_names(&self) -> Vec<String>;
     /// The host context's declared fields.
     fn context(&self) -> Arc<Record>;
+    /// The declared session labels.
+    fn labels(&self) -> Arc<Vec<String>>;
 }
 
 /// What a rule sees of a declared tool: nothing positional, so moving the declaration re-checks
@@ -84,6 +86,10 @@ impl DeclarationView for Declarations {
 
     fn context(&self) -> Arc<Record> {
         self.context.clone()
+    }
+
+    fn labels(&self) -> Arc<Vec<String>> {
+        Arc::new(self.labels.keys().cloned().collect())
     }
 }
 
@@ -211,6 +217,7 @@ fn check_rule_into(
     let tools = resolve_selectors(file, decls, &rule.selectors, diagnostics)?;
     let args = args_shape(decls, &tools);
     let mut checker = ExprChecker::new(file, decls.context(), rule.kind, args, diagnostics);
+    checker.labels = decls.labels();
     let per_part = rule
         .per_part
         .as_ref()

@@ -1,12 +1,14 @@
-//! Checking test blocks: one call, known tools and rules, expectations that make sense.
+//! Checking test blocks: a sequence of calls, known tools, rules and labels, expectations that
+//! make sense.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::declarations::{Declarations, RESULT_STATUSES, agent_record};
+use super::declarations::{Declarations, RESULT_STATUSES, agent_record, session_record};
 use super::{Record, Ty};
 use crate::ast::{Expectation, Literal, LiteralKind, Span, TestBlock, TestStmtKind};
+use crate::call::Session;
 use crate::diagnostics::{Code, Diagnostic, did_you_mean, help_with_suggestion};
 
 /// A result a test hands to the post-checks.
@@ -36,6 +38,8 @@ pub enum Expect {
     Attached(String),
     /// A part's text and the verdict per-part rules gave it.
     Part(String, String),
+    /// A label the post-checks attached to the session.
+    Label(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -43,12 +47,30 @@ pub struct CheckedTest {
     pub name: String,
     pub file: String,
     pub span: Span,
+    /// The session the first call sees.
+    pub session: Session,
+    /// The calls, in order; each sees the session the steps before it left.
+    pub steps: Vec<TestStep>,
+}
+
+/// One call of a test and what the test expects of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestStep {
     pub agent: Value,
     pub context: Value,
     pub tool: String,
     pub args: Value,
     pub result: Option<ResultFixture>,
     pub expects: Vec<(Expect, Span)>,
+}
+
+impl CheckedTest {
+    /// Every expectation of every step.
+    pub fn expects(&self) -> impl Iterator<Item = &Expect> {
+        self.steps
+            .iter()
+            .flat_map(|step| step.expects.iter().map(|(expect, _)| expect))
+    }
 }
 
 /// What `expect part "TEXT" …` accepts.
@@ -79,10 +101,17 @@ pub(crate) fn check_test(
     };
     let mut agent = serde_json::json!({ "id": "test-agent", "labels": [], "presets": [] });
     let mut context = Value::Object(Default::default());
-    let mut call: Option<(String, Value)> = None;
-    let mut result = None;
-    let mut expects = Vec::new();
+    let mut session = Session {
+        labels: Vec::new(),
+        calls: Value::Object(Default::default()),
+    };
+    let mut steps: Vec<TestStep> = Vec::new();
     let mut ok = true;
+    // A test with no call at all is reported once, for that, below.
+    let calls = test
+        .statements
+        .iter()
+        .any(|stmt| matches!(stmt.kind, TestStmtKind::Call { .. }));
     for stmt in &test.statements {
         match &stmt.kind {
             TestStmtKind::Agent(lit) => match conform(lit, &Ty::Record(agent_record()), true) {
@@ -118,17 +147,30 @@ pub(crate) fn check_test(
                     }
                 }
             }
-            TestStmtKind::Call { tool, args } => {
-                if call.is_some() {
+            TestStmtKind::Session(lit) => {
+                if !steps.is_empty() {
                     invalid(
                         diagnostics,
                         stmt.span,
-                        "a test makes one call".into(),
-                        "split this test in two".into(),
+                        "`session` after a call".into(),
+                        "give the session a test starts in before its first `call`; later steps see what the calls before them left".into(),
                     );
                     ok = false;
                     continue;
                 }
+                match starting_session(lit, decls) {
+                    Ok(start) => session = start,
+                    Err((code, span, why, help)) => {
+                        diagnostics.push(
+                            Diagnostic::new(code, file, span, why)
+                                .label("in this session")
+                                .help(help),
+                        );
+                        ok = false;
+                    }
+                }
+            }
+            TestStmtKind::Call { tool, args } => {
                 let Some(info) = decls.tools.get(&tool.name) else {
                     let suggestion =
                         did_you_mean(&tool.name, decls.tools.keys().map(String::as_str));
@@ -165,9 +207,27 @@ pub(crate) fn check_test(
                     );
                     ok = false;
                 }
-                call = Some((tool.name.clone(), args.to_json()));
+                steps.push(TestStep {
+                    agent: agent.clone(),
+                    context: context.clone(),
+                    tool: tool.name.clone(),
+                    args: args.to_json(),
+                    result: None,
+                    expects: Vec::new(),
+                });
             }
             TestStmtKind::Result { status, fields } => {
+                if steps.is_empty() && calls {
+                    invalid(
+                        diagnostics,
+                        stmt.span,
+                        "a result before any call".into(),
+                        "write `call TOOL { ... }` first; a result belongs to the call before it"
+                            .into(),
+                    );
+                    ok = false;
+                    continue;
+                }
                 if !RESULT_STATUSES.contains(&status.name.as_str()) {
                     let suggestion = did_you_mean(&status.name, RESULT_STATUSES.iter().copied());
                     invalid(
@@ -204,7 +264,7 @@ pub(crate) fn check_test(
                     );
                     ok = false;
                 }
-                result = Some(ResultFixture {
+                let fixture = Some(ResultFixture {
                     status: status.name.clone(),
                     content: json
                         .get("content")
@@ -217,8 +277,22 @@ pub(crate) fn check_test(
                         .and_then(Value::as_str)
                         .map(str::to_string),
                 });
+                if let Some(step) = steps.last_mut() {
+                    step.result = fixture;
+                }
             }
             TestStmtKind::Expect(expectation) => {
+                if steps.is_empty() && calls {
+                    invalid(
+                        diagnostics,
+                        stmt.span,
+                        "an expectation before any call".into(),
+                        "write `call TOOL { ... }` first; an expectation is about the call before it"
+                            .into(),
+                    );
+                    ok = false;
+                    continue;
+                }
                 let expect = match expectation {
                     Expectation::Verdict(word) => {
                         if !VERDICTS.contains(&word.name.as_str()) {
@@ -271,12 +345,36 @@ pub(crate) fn check_test(
                         }
                         Expect::Part(part.clone(), verdict.name.clone())
                     }
+                    Expectation::Label(name) => {
+                        if !decls.labels.contains_key(&name.name) {
+                            let suggestion =
+                                did_you_mean(&name.name, decls.labels.keys().map(String::as_str));
+                            diagnostics.push(
+                                Diagnostic::new(
+                                    Code::UnknownLabel,
+                                    file,
+                                    name.span,
+                                    format!("unknown label `{}`", name.name),
+                                )
+                                .label("not declared")
+                                .help(help_with_suggestion(
+                                    suggestion,
+                                    format!("declare it with `label {}`", name.name),
+                                )),
+                            );
+                            ok = false;
+                            continue;
+                        }
+                        Expect::Label(name.name.clone())
+                    }
                 };
-                expects.push((expect, stmt.span));
+                if let Some(step) = steps.last_mut() {
+                    step.expects.push((expect, stmt.span));
+                }
             }
         }
     }
-    let Some((tool, args)) = call else {
+    if steps.is_empty() {
         invalid(
             diagnostics,
             test.name_span,
@@ -284,8 +382,8 @@ pub(crate) fn check_test(
             "add `call TOOL { ... }`".into(),
         );
         return None;
-    };
-    if expects.is_empty() {
+    }
+    if steps.iter().all(|step| step.expects.is_empty()) {
         invalid(
             diagnostics,
             test.name_span,
@@ -294,36 +392,107 @@ pub(crate) fn check_test(
         );
         return None;
     }
-    let needs_result = expects.iter().find(|(e, _)| {
-        matches!(
-            e,
-            Expect::Content(_)
-                | Expect::Value(_)
-                | Expect::Error(_)
-                | Expect::Fail(_)
-                | Expect::Attached(_)
-        )
-    });
-    if let (Some((_, span)), None) = (needs_result, &result) {
-        invalid(
-            diagnostics,
-            *span,
-            "this expectation is about a result, but the test gives none".into(),
-            "add `result ok { content: \"...\" }` before the expectation".into(),
-        );
-        return None;
+    for step in &steps {
+        let needs_result = step.expects.iter().find(|(e, _)| {
+            matches!(
+                e,
+                Expect::Content(_)
+                    | Expect::Value(_)
+                    | Expect::Error(_)
+                    | Expect::Fail(_)
+                    | Expect::Attached(_)
+                    | Expect::Label(_)
+            )
+        });
+        if let (Some((_, span)), None) = (needs_result, &step.result) {
+            invalid(
+                diagnostics,
+                *span,
+                "this expectation is about a result, but its call has none".into(),
+                "add `result ok { content: \"...\" }` after the call, before the expectation"
+                    .into(),
+            );
+            return None;
+        }
     }
     ok.then_some(CheckedTest {
         name: test.name.clone(),
         file: file.to_string(),
         span: test.span,
-        agent,
-        context,
-        tool,
-        args,
-        result,
-        expects,
+        session,
+        steps,
     })
+}
+
+type Invalid = (Code, Span, String, String);
+
+/// `session { labels: [...], calls: { TOOL: N } }`: declared labels, counts that are counts.
+fn starting_session(lit: &Literal, decls: &Declarations) -> Result<Session, Invalid> {
+    let shape = "a session has `labels: [string]` and `calls: { TOOL: int }`";
+    conform(lit, &Ty::Record(session_record()), true).map_err(|(span, why)| {
+        (
+            Code::InvalidTest,
+            span,
+            format!("invalid session: {why}"),
+            shape.into(),
+        )
+    })?;
+    let mut session = Session {
+        labels: Vec::new(),
+        calls: Value::Object(Default::default()),
+    };
+    let LiteralKind::Object(entries) = &lit.kind else {
+        return Err((
+            Code::InvalidTest,
+            lit.span,
+            "invalid session".into(),
+            shape.into(),
+        ));
+    };
+    for (key, value) in entries {
+        match (key.name.as_str(), &value.kind) {
+            ("labels", LiteralKind::List(items)) => {
+                for item in items {
+                    let LiteralKind::Str(label) = &item.kind else {
+                        continue;
+                    };
+                    if !decls.labels.contains_key(label) {
+                        let suggestion =
+                            did_you_mean(label, decls.labels.keys().map(String::as_str));
+                        return Err((
+                            Code::UnknownLabel,
+                            item.span,
+                            format!("unknown label `{label}`"),
+                            help_with_suggestion(
+                                suggestion,
+                                format!("declare it with `label {label}`"),
+                            ),
+                        ));
+                    }
+                    session.labels.push(label.clone());
+                }
+            }
+            ("calls", _) => {
+                let counts = value.to_json();
+                let fits = counts
+                    .as_object()
+                    .is_some_and(|counts| counts.values().all(|n| n.as_u64().is_some()));
+                if !fits {
+                    return Err((
+                        Code::InvalidTest,
+                        value.span,
+                        "invalid session: `calls` counts calls by tool".into(),
+                        shape.into(),
+                    ));
+                }
+                session.calls = counts;
+            }
+            _ => {}
+        }
+    }
+    session.labels.sort();
+    session.labels.dedup();
+    Ok(session)
 }
 
 /// Whether a literal has the declared shape. With `partial`, declared fields may be left out.

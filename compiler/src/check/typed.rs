@@ -17,6 +17,8 @@ pub enum Root {
     Result,
     /// The called tool's name.
     Tool,
+    /// What earlier calls of the session left: its labels and call counts.
+    Session,
 }
 
 impl Root {
@@ -27,6 +29,7 @@ impl Root {
             Root::Context => "context",
             Root::Result => "result",
             Root::Tool => "tool",
+            Root::Session => "session",
         }
     }
 }
@@ -218,6 +221,8 @@ pub enum CheckedEffect {
     },
     Attach(TExpr),
     Redact(CheckedRedaction),
+    /// `label session "NAME" [for …]`.
+    Label(crate::decision::LabelGrant),
     Safe,
 }
 

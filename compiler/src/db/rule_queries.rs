@@ -109,6 +109,12 @@ pub fn context_record(db: &dyn salsa::Database, set: PolicySet) -> Arc<Record> {
     declarations(db, set).0.context.clone()
 }
 
+/// The declared session labels.
+#[salsa::tracked]
+pub fn declared_labels(db: &dyn salsa::Database, set: PolicySet) -> Arc<Vec<String>> {
+    Arc::new(declarations(db, set).0.labels.keys().cloned().collect())
+}
+
 /// The shell effect table: the built-in rows and the set's `effects` rows. Equal tables stop
 /// change, so only editing `effects` re-runs the examples.
 #[salsa::tracked]
@@ -133,6 +139,10 @@ impl DeclarationView for SetDeclarations<'_> {
 
     fn context(&self) -> Arc<Record> {
         context_record(self.db, self.set).clone()
+    }
+
+    fn labels(&self) -> Arc<Vec<String>> {
+        declared_labels(self.db, self.set).clone()
     }
 }
 

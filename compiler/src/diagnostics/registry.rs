@@ -114,6 +114,10 @@ registry! {
         "An `import` names a file that does not exist or cannot be read.";
     ImportHoldsRules = "E0034", Error, "import-holds-rules",
         "A file that is imported holds a rule or a test; an imported file may hold only declarations.";
+    UnknownLabel = "E0035", Error, "unknown-label",
+        "A rule attaches or tests a session label that no `label` declaration in the policy set declares.";
+    DuplicateLabel = "E0036", Error, "duplicate-label",
+        "Two declarations in one policy set name the same session label.";
     NeverMatches = "W0001", Warning, "never-matches",
         "A rule's condition is false for every call, so the rule never applies.";
     ShadowedAllow = "W0002", Warning, "shadowed-allow",

@@ -9,6 +9,9 @@ pub struct Comment {
     pub trailing: bool,
     /// An empty line follows it in the source; the formatter keeps one.
     pub blank_after: bool,
+    /// It starts in the first column: a comment about what follows, not about the clause
+    /// before it.
+    pub first_column: bool,
 }
 
 pub fn extract_comments(text: &str) -> Vec<Comment> {
@@ -32,11 +35,13 @@ pub fn extract_comments(text: &str) -> Vec<Comment> {
                 let blank_after = after.strip_prefix('\n').is_some_and(|rest| {
                     rest.trim_start_matches([' ', '\t', '\r']).starts_with('\n')
                 });
+                let first_column = i == 0 || bytes.get(i - 1) == Some(&b'\n');
                 comments.push(Comment {
                     start: i,
                     text: body,
                     trailing: line_has_code,
                     blank_after,
+                    first_column,
                 });
                 i = end;
             }

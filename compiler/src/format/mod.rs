@@ -8,6 +8,8 @@
 mod comments;
 mod printer;
 
+pub use printer::expiry_text;
+
 use crate::ast::{Item, PolicyFile, Span};
 use crate::diagnostics::Diagnostic;
 
@@ -42,7 +44,10 @@ pub fn format_file(file: &PolicyFile, text: &str) -> String {
     let mut previous: Option<&Item> = None;
     for item in &file.items {
         layout.trailing_before(item.span().start);
-        let grouped = matches!((previous, item), (Some(Item::Tool(_)), Item::Tool(_)));
+        let grouped = matches!(
+            (previous, item),
+            (Some(Item::Tool(_)), Item::Tool(_)) | (Some(Item::Label(_)), Item::Label(_))
+        );
         // One blank line between items, whether or not a comment before this one already
         // left it: a comment followed by a blank line would otherwise gain one on every run.
         if !layout.out.is_empty() && !grouped && !layout.out.ends_with("\n\n") {
@@ -84,11 +89,13 @@ impl Layout<'_> {
             self.out.push_str(text);
             self.out.push('\n');
         }
+        // A clause's span can run on over the comments after it (the parser's, when an optional
+        // part at its end is absent); one in the first column is about the clause after it.
         let inner = format!("{indent}  ");
         while let Some(comment) = self
             .comments
             .get(self.next)
-            .filter(|c| c.start < span.end as usize)
+            .filter(|c| c.start < span.end as usize && (c.trailing || !c.first_column))
         {
             self.place(comment, &inner);
         }

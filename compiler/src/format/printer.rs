@@ -19,6 +19,7 @@ impl Printer {
                 };
                 vec![(head + &shape, tool.span)]
             }
+            Item::Label(label) => vec![(format!("label {}", label.name.name), label.span)],
             Item::Import(import) => vec![(
                 format!("import {}", string_literal(&import.path)),
                 import.span,
@@ -124,7 +125,30 @@ fn effect(effect: &Effect) -> String {
             }
             text
         }
+        EffectKind::Label { name, expiry, .. } => {
+            let mut text = format!("label session {}", string_literal(name));
+            if let Some(expiry) = expiry {
+                text.push_str(&format!(" for {}", expiry_text(*expiry)));
+            }
+            text
+        }
         EffectKind::Veto(e) => expr(e, 0),
+    }
+}
+
+/// An expiry in the largest unit that says it exactly.
+pub fn expiry_text(expiry: crate::decision::Expiry) -> String {
+    use crate::decision::Expiry;
+    match expiry {
+        Expiry::Calls(1) => "1 call".into(),
+        Expiry::Calls(n) => format!("{n} calls"),
+        Expiry::Seconds(s) => {
+            let (count, unit) = [(86_400, "d"), (3_600, "h"), (60, "m")]
+                .into_iter()
+                .find(|(per, _)| s > 0 && s % per == 0)
+                .map_or((s, "s"), |(per, unit)| (s / per, unit));
+            format!("{count} {unit}")
+        }
     }
 }
 
@@ -132,6 +156,7 @@ fn statement(stmt: &TestStmt) -> String {
     match &stmt.kind {
         TestStmtKind::Agent(lit) => format!("agent {}", literal(lit, 8, 2)),
         TestStmtKind::Context(lit) => format!("context {}", literal(lit, 10, 2)),
+        TestStmtKind::Session(lit) => format!("session {}", literal(lit, 10, 2)),
         TestStmtKind::Call { tool, args } => format!(
             "call {} {}",
             tool.name,
@@ -168,6 +193,7 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Part(part, verdict) => {
             format!("part {} {}", string_literal(part), verdict.name)
         }
+        Expectation::Label(name) => format!("label {}", string_literal(&name.name)),
     }
 }
 

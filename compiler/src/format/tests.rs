@@ -77,3 +77,17 @@ fn a_comment_after_a_rule_keeps_one_blank_line_before_the_next() {
     let formatted = check_roundtrip(text);
     assert!(formatted.contains("    # after\n\ngate b"), "{formatted}");
 }
+
+#[test]
+fn a_comment_after_an_effect_whose_optional_part_is_absent_stays_with_the_next_rule() {
+    let text = "tool t { p: string }\nlabel x\nlabel y\n\npostcheck a on t\n  => label session \"x\"\n\n# about b\npostcheck b on t\n  => redact r\"k\" as \"f\"\n\n# about c\npostcheck c on t\n  => fail \"no\"\n\n# about d\npostcheck d on t\n  => label session \"y\" for 30 m\n";
+    let formatted = check_roundtrip(text);
+    for name in ["b", "c", "d"] {
+        assert!(
+            formatted.contains(&format!("\n\n# about {name}\npostcheck {name} on t\n")),
+            "{formatted}"
+        );
+    }
+    assert!(formatted.contains("label x\nlabel y\n"), "{formatted}");
+    assert!(formatted.contains("for 30 m\n"), "{formatted}");
+}

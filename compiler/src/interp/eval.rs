@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 use super::ops::{self, Fault};
 use super::value::Value;
 use crate::ast::{Quantifier, Span};
-use crate::call::Agent;
+use crate::call::{Agent, Session};
 use crate::check::{Builtin, Const, Root, Ty, VarId};
 use crate::ir::{Node, NodeId, Op, PolicyGlob, Program, RuleIr, Slot, ToolRef};
 
@@ -72,6 +72,8 @@ pub struct Roots<'a> {
     pub agent: &'a Agent,
     pub context: &'a Json,
     pub result: Option<&'a Json>,
+    /// `None` when the host keeps no session or could not read it: reading it faults.
+    pub session: Option<&'a Session>,
 }
 
 impl<'a> Roots<'a> {
@@ -79,6 +81,11 @@ impl<'a> Roots<'a> {
     #[inline]
     pub fn fact(&self, program: &Program, slot: usize, tool: &'a str) -> Fact<'a> {
         match program.slots.get(slot) {
+            // A rule that reads the session cannot tell a clean session from a lost one.
+            Some(decl) if decl.root == Root::Session && self.session.is_none() => Err(
+                "the session's state is not available (the host keeps no session store, or it could not be read)"
+                    .into(),
+            ),
             Some(decl) => ops::read_fact(decl, self.lookup(decl), tool),
             None => Err(format!("internal: no slot s{slot}")),
         }
@@ -126,6 +133,22 @@ impl<'a> Roots<'a> {
             Root::Context => self.context,
             Root::Result => self.result?,
             Root::Tool => return None,
+            Root::Session => {
+                let session = self.session?;
+                return match slot.path.split_first() {
+                    Some((field, [])) if &**field == "labels" => {
+                        Some(Located::Strings(&session.labels))
+                    }
+                    Some((field, rest)) if &**field == "calls" => {
+                        let mut json = &session.calls;
+                        for part in rest {
+                            json = member(json, part)?;
+                        }
+                        Some(Located::Json(json))
+                    }
+                    _ => None,
+                };
+            }
             // The agent is read from its fields: no JSON is built for it.
             Root::Agent => {
                 return match slot.path.as_slice() {

@@ -25,7 +25,7 @@ use serde_json::Value as Json;
 
 use crate::ast::RuleKind;
 use crate::budget;
-use crate::call::{Agent, Call, ToolResult};
+use crate::call::{Agent, Call, Session, ToolResult};
 use crate::decision::{
     Decision, EvalFailure, Match, Outcome, PartVerdict, PostcheckOutcome, PrecheckOutcome, Veto,
 };
@@ -56,6 +56,7 @@ pub struct CallRef<'a> {
     pub args: &'a Json,
     pub agent: &'a Agent,
     pub context: &'a Json,
+    pub session: Option<&'a Session>,
 }
 
 impl<'a> From<&'a Call> for CallRef<'a> {
@@ -65,6 +66,7 @@ impl<'a> From<&'a Call> for CallRef<'a> {
             args: &call.args,
             agent: &call.agent,
             context: &call.context,
+            session: call.session.as_ref(),
         }
     }
 }
@@ -87,6 +89,7 @@ impl CallJson {
             agent: &call.agent,
             context: &call.context,
             result: self.result.as_ref(),
+            session: call.session.as_ref(),
         }
     }
 }
@@ -595,6 +598,7 @@ impl<'p> Evaluator<'p> {
             agent: call.agent,
             context: call.context,
             result,
+            session: call.session,
         }
     }
 }

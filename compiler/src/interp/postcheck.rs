@@ -31,6 +31,7 @@ impl<'p> Evaluator<'p> {
             error: None,
             failure: None,
             attached: Vec::new(),
+            labels: Vec::new(),
             applied: Vec::new(),
             steps: Vec::new(),
         };
@@ -91,6 +92,7 @@ impl<'p> Evaluator<'p> {
                                     None => None,
                                 },
                             }),
+                            EffectIr::Label(grant) => AppliedEffect::Label(grant.clone()),
                             EffectIr::Redact(redaction) => {
                                 redactions.push(&**redaction);
                                 continue;
@@ -184,6 +186,8 @@ impl<'p> Evaluator<'p> {
                     outcome.outcome = PostcheckKind::Rewritten;
                 }
                 AppliedEffect::Fail(failure) => outcome.failure = Some(failure),
+                // The tool ran whatever the result becomes: what it touched marks the session.
+                AppliedEffect::Label(grant) => outcome.labels.push(grant),
             }
         }
         if outcome.failure.is_some() {

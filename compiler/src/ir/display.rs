@@ -99,5 +99,13 @@ fn effect_text(effect: &EffectIr) -> String {
             Some(f) => format!("redact re{} as {:?} where n{}", r.regex.0, r.family, f.0),
             None => format!("redact re{} as {:?}", r.regex.0, r.family),
         },
+        EffectIr::Label(grant) => match grant.expiry {
+            Some(expiry) => format!(
+                "label session {:?} for {}",
+                grant.label,
+                crate::format::expiry_text(expiry)
+            ),
+            None => format!("label session {:?}", grant.label),
+        },
     }
 }

@@ -124,6 +124,7 @@ pub enum EffectIr {
     },
     Attach(NodeId),
     Redact(Box<RedactIr>),
+    Label(crate::decision::LabelGrant),
     Safe,
 }
 
@@ -311,6 +312,15 @@ impl ListGroups {
 }
 
 impl Program {
+    /// Whether a rule reads `session` or labels it: a host must then keep the session.
+    pub fn uses_session(&self) -> bool {
+        self.slots.iter().any(|slot| slot.root == Root::Session)
+            || self
+                .rules
+                .iter()
+                .any(|rule| rule.effects.iter().any(|e| matches!(e, EffectIr::Label(_))))
+    }
+
     /// The program's per-part lists, grouped.
     pub fn list_groups(&self) -> &ListGroups {
         self.lists.get_or_init(|| ListGroups::build(&self.rules))

@@ -136,7 +136,10 @@ fn unused_tools(set: &CheckedSet, out: &mut Vec<Diagnostic>) {
     {
         let used = names.contains(tool.name.as_str())
             || matchers.iter().any(|m| m.is_match(&tool.name))
-            || set.tests.iter().any(|t| t.tool == tool.name);
+            || set
+                .tests
+                .iter()
+                .any(|t| t.steps.iter().any(|step| step.tool == tool.name));
         if !used {
             out.push(
                 Diagnostic::new(

@@ -240,6 +240,7 @@ impl Lowerer {
             CheckedEffect::ReplaceContent(e) => EffectIr::ReplaceContent(self.expr(e)),
             CheckedEffect::ReplaceValue(e) => EffectIr::ReplaceValue(self.expr(e)),
             CheckedEffect::Attach(e) => EffectIr::Attach(self.expr(e)),
+            CheckedEffect::Label(grant) => EffectIr::Label(grant.clone()),
             CheckedEffect::Fail { message, context } => EffectIr::Fail {
                 message: self.expr(message),
                 context: context.as_ref().map(|c| self.expr(c)),

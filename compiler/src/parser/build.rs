@@ -8,6 +8,7 @@ use pest::pratt_parser::{Assoc, ConstPrattParser, Op};
 use super::Rule;
 use super::err::{MAX_NESTING, MAX_OPERATORS};
 use crate::ast::*;
+use crate::decision::Expiry;
 use crate::diagnostics::{Code, Diagnostic};
 
 type Node<'i> = Pair<'i, Rule>;
@@ -90,6 +91,9 @@ pub(crate) fn build_file(
                 Rule::tool_decl => builder
                     .tool_decl(node)
                     .map(|t| file.items.push(Item::Tool(t))),
+                Rule::label_decl => builder
+                    .label_decl(node)
+                    .map(|l| file.items.push(Item::Label(l))),
                 Rule::context_decl => builder
                     .context_decl(node)
                     .map(|c| file.items.push(Item::Context(c))),
@@ -143,6 +147,8 @@ fn is_keyword(kind_of: Rule) -> bool {
             | Rule::kw_with
             | Rule::kw_attach
             | Rule::kw_redact
+            | Rule::kw_label
+            | Rule::kw_session
             | Rule::kw_error
             | Rule::kw_as
             | Rule::kw_where
@@ -228,6 +234,64 @@ impl Builder<'_> {
             _ => ToolShape::Fields(self.record_fields(shape_node)?),
         };
         Ok(ToolDecl { name, shape, span })
+    }
+
+    fn label_decl(&mut self, node: Node<'_>) -> Built<LabelDecl> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name = self.ident(self.next(&mut it, span)?);
+        Ok(LabelDecl { name, span })
+    }
+
+    /// `label session "NAME" [for N UNIT]`.
+    fn label_effect(&mut self, node: Node<'_>) -> Built<Effect> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let name_node = self.next(&mut it, span)?;
+        let name_span = self.span(&name_node);
+        let name = self.plain_string(name_node)?;
+        let (expiry, end) = match it.next() {
+            Some(node) => {
+                let end = self.span(&node).end;
+                (Some(self.label_expiry(node)?), end)
+            }
+            None => (None, name_span.end),
+        };
+        let span = Span::new(span.start as usize, end as usize);
+        Ok(Effect {
+            kind: EffectKind::Label {
+                name,
+                name_span,
+                expiry,
+            },
+            span,
+        })
+    }
+
+    fn label_expiry(&mut self, node: Node<'_>) -> Built<Expiry> {
+        let span = self.span(&node);
+        let mut it = children(node);
+        let count_node = self.next(&mut it, span)?;
+        let count_span = self.span(&count_node);
+        let count = self.int(&count_node);
+        let unit = self.next(&mut it, span)?;
+        let Ok(count) = u64::try_from(count) else {
+            self.diagnostics.push(
+                Diagnostic::new(Code::InvalidLiteral, self.path, count_span, "a label cannot last a negative time")
+                    .label("negative")
+                    .help("write how many calls or how long the label holds, such as `for 20 calls` or `for 30 m`"),
+            );
+            return Ok(Expiry::Calls(0));
+        };
+        let seconds = |per: u64| Expiry::Seconds(count.saturating_mul(per));
+        Ok(match unit.as_str() {
+            "call" | "calls" => Expiry::Calls(count),
+            "s" => seconds(1),
+            "m" => seconds(60),
+            "h" => seconds(3_600),
+            "d" => seconds(86_400),
+            _ => return Err(Malformed(span)),
+        })
     }
 
     fn context_decl(&mut self, node: Node<'_>) -> Built<ContextDecl> {
@@ -381,6 +445,9 @@ impl Builder<'_> {
     fn effect(&mut self, node: Node<'_>) -> Built<Effect> {
         let span = self.span(&node);
         let kind_of = node.as_rule();
+        if kind_of == Rule::label_effect {
+            return self.label_effect(node);
+        }
         let mut exprs = Vec::new();
         for child in children(node) {
             exprs.push(self.expr(child)?);
@@ -435,6 +502,7 @@ impl Builder<'_> {
         let kind = match kind_of {
             Rule::agent_stmt => TestStmtKind::Agent(self.literal(self.next(&mut it, span)?)?),
             Rule::context_stmt => TestStmtKind::Context(self.literal(self.next(&mut it, span)?)?),
+            Rule::session_stmt => TestStmtKind::Session(self.literal(self.next(&mut it, span)?)?),
             Rule::call_stmt => {
                 let tool = self.ident(self.next(&mut it, span)?);
                 let args = self.literal(self.next(&mut it, span)?)?;
@@ -478,6 +546,14 @@ impl Builder<'_> {
             Rule::expect_part => {
                 let part = self.plain_string(self.next(&mut it, span)?)?;
                 Expectation::Part(part, self.ident(self.next(&mut it, span)?))
+            }
+            Rule::expect_label => {
+                let name = self.next(&mut it, span)?;
+                let name_span = self.span(&name);
+                Expectation::Label(Ident {
+                    name: self.plain_string(name)?,
+                    span: name_span,
+                })
             }
             _ => return Err(Malformed(span)),
         })

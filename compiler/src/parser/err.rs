@@ -60,7 +60,7 @@ pub(crate) fn to_diagnostic(
 
 /// The words an effect begins with.
 pub(crate) const EFFECT_WORDS: &[&str] = &[
-    "allow", "deny", "ask", "accept", "replace", "fail", "attach", "safe", "redact",
+    "allow", "deny", "ask", "accept", "replace", "fail", "attach", "safe", "redact", "label",
 ];
 
 const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
@@ -70,7 +70,7 @@ const RULE_KINDS: &[&str] = &["precheck", "gate", "postcheck", "concurrency"];
 const OTHER_KEYWORDS: &[&str] = &[
     "from", "on", "when", "for", "content", "value", "with", "as", "where", "examples", "agent",
     "call", "result", "error", "expect", "no", "rule", "reason", "part", "or", "and", "not", "in",
-    "matches", "glob", "true", "false", "null",
+    "matches", "glob", "true", "false", "null", "session",
 ];
 
 /// Whether the grammar reserves `word` somewhere: a misspelling is never one of them. Made of
@@ -93,6 +93,8 @@ fn keywords_of(expected: Rule) -> &'static [&'static str] {
         | Rule::kw_import
         | Rule::tool_decl
         | Rule::kw_tool
+        | Rule::label_decl
+        | Rule::kw_label
         | Rule::context_decl
         | Rule::effects_decl
         | Rule::kw_effects
@@ -114,7 +116,10 @@ fn keywords_of(expected: Rule) -> &'static [&'static str] {
         | Rule::attach_effect
         | Rule::redact_effect
         | Rule::kw_redact
+        | Rule::label_effect
         | Rule::safe_effect => EFFECT_WORDS,
+        Rule::kw_session => &["session"],
+        Rule::label_expiry | Rule::expiry_unit => &["calls", "s", "m", "h", "d"],
         Rule::kw_as => &["as"],
         Rule::kw_where => &["where"],
         Rule::kw_content => &["content"],
@@ -126,7 +131,8 @@ fn keywords_of(expected: Rule) -> &'static [&'static str] {
         | Rule::context_stmt
         | Rule::call_stmt
         | Rule::result_stmt
-        | Rule::expect_stmt => &["agent", "context", "call", "result", "expect"],
+        | Rule::session_stmt
+        | Rule::expect_stmt => &["agent", "context", "session", "call", "result", "expect"],
         Rule::kw_in => &["in"],
         Rule::kw_matches => &["matches"],
         Rule::kw_glob => &["glob"],

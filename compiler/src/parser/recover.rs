@@ -10,6 +10,7 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "policy",
     "import",
     "tool",
+    "label",
     "context",
     "effects",
     "precheck",

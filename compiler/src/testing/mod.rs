@@ -5,4 +5,6 @@ mod examples;
 mod run;
 
 pub use examples::{ExampleShapes, check_examples, count_examples, example_calls};
-pub use run::{TestReport, run_tests, run_with_interpreter, test_call};
+pub use run::{
+    LabelsSession, TestReport, run_tests, run_with_interpreter, step_call, test_call, test_calls,
+};

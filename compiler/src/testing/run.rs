@@ -1,10 +1,11 @@
 //! Running test blocks against a compiled policy set.
 
 use crate::call::{Agent, Call, Status, ToolResult};
-use crate::check::{CheckedSet, CheckedTest, Expect};
+use crate::check::{CheckedSet, CheckedTest, Expect, TestStep};
 use crate::decision::Outcome;
 use crate::interp::Evaluator;
 use crate::ir::Program;
+use crate::session::{SessionEvent, SessionState};
 
 /// One test's result.
 #[derive(Clone, Debug)]
@@ -14,6 +15,7 @@ pub struct TestReport {
     pub span: crate::ast::Span,
     /// What did not hold; empty when the test passed.
     pub failures: Vec<String>,
+    /// The last call's outcome.
     pub outcome: Outcome,
 }
 
@@ -23,22 +25,76 @@ impl TestReport {
     }
 }
 
-/// The call a test makes.
-pub fn test_call(test: &CheckedTest) -> Call {
-    let agent: Agent = serde_json::from_value(test.agent.clone()).unwrap_or_default();
-    let result = test.result.as_ref().map(|r| ToolResult {
+/// One step's call, in the session `session`.
+pub fn step_call(step: &TestStep, session: crate::call::Session) -> Call {
+    let agent: Agent = serde_json::from_value(step.agent.clone()).unwrap_or_default();
+    let result = step.result.as_ref().map(|r| ToolResult {
         status: Status::parse(&r.status).unwrap_or(Status::Ok),
         content: r.content.clone(),
         value: r.value.clone(),
         error: r.error.clone(),
     });
     Call {
-        tool: test.tool.clone(),
-        args: test.args.clone(),
+        tool: step.tool.clone(),
+        args: step.args.clone(),
         agent,
-        context: test.context.clone(),
+        context: step.context.clone(),
         result,
+        session: Some(session),
     }
+}
+
+/// The calls a test makes, each with the outcome `evaluate` gave it: each call sees the session
+/// the ones before it left (their tools counted, the labels their post-checks attached). A test
+/// runs in no time, so a label that lapses after a time holds for the whole test.
+pub fn test_calls<O: LabelsSession>(
+    test: &CheckedTest,
+    evaluate: &dyn Fn(&Call) -> O,
+) -> Vec<(Call, O)> {
+    let mut state = SessionState::default();
+    for (tool, count) in test.session.calls.as_object().into_iter().flatten() {
+        state
+            .by_tool
+            .insert(tool.clone(), count.as_u64().unwrap_or(0));
+        state.calls = state.calls.saturating_add(count.as_u64().unwrap_or(0));
+    }
+    for label in &test.session.labels {
+        state.apply(
+            &SessionEvent::Label(crate::decision::LabelGrant {
+                label: label.clone(),
+                expiry: None,
+            }),
+            0,
+        );
+    }
+    let mut calls = Vec::with_capacity(test.steps.len());
+    for step in &test.steps {
+        let call = step_call(step, state.view(0));
+        let outcome = evaluate(&call);
+        state.apply(&SessionEvent::call(&step.tool), 0);
+        for grant in outcome.labels() {
+            state.apply(&SessionEvent::Label(grant.clone()), 0);
+        }
+        calls.push((call, outcome));
+    }
+    calls
+}
+
+/// An outcome that says which labels the post-checks attached to the session.
+pub trait LabelsSession {
+    fn labels(&self) -> &[crate::decision::LabelGrant];
+}
+
+impl LabelsSession for Outcome {
+    fn labels(&self) -> &[crate::decision::LabelGrant] {
+        self.postcheck.as_ref().map_or(&[], |p| &p.labels)
+    }
+}
+
+/// The call of a test of one step (the last call of a longer one), in the session it starts in.
+pub fn test_call(test: &CheckedTest) -> Option<Call> {
+    let step = test.steps.last()?;
+    (test.steps.len() == 1).then(|| step_call(step, test.session.clone()))
 }
 
 /// Runs every test block with `evaluate` (an interpreter or any backend that agrees with it).
@@ -47,26 +103,35 @@ pub fn run_tests(set: &CheckedSet, evaluate: &dyn Fn(&Call) -> Outcome) -> Vec<T
     let _untimed = crate::budget::unbounded();
     set.tests
         .iter()
-        .map(|test| {
-            let outcome = evaluate(&test_call(test));
+        .filter_map(|test| {
+            let calls = test_calls(test, evaluate);
             // A test that states the reason may expect a rule to fail closed; any other verdict
             // that a policy error decided fails (see `unmet`).
-            let states_reason = test
-                .expects
-                .iter()
-                .any(|(e, _)| matches!(e, Expect::Reason(_)));
-            let failures = test
-                .expects
-                .iter()
-                .filter_map(|(expect, _)| unmet(expect, &outcome, states_reason))
-                .collect();
-            TestReport {
+            let numbered = test.steps.len() > 1;
+            let mut failures = Vec::new();
+            for (n, (step, (_, outcome))) in test.steps.iter().zip(&calls).enumerate() {
+                let states_reason = step
+                    .expects
+                    .iter()
+                    .any(|(e, _)| matches!(e, Expect::Reason(_)));
+                for (expect, _) in &step.expects {
+                    if let Some(failure) = unmet(expect, outcome, states_reason) {
+                        failures.push(if numbered {
+                            format!("call {} ({}): {failure}", n + 1, step.tool)
+                        } else {
+                            failure
+                        });
+                    }
+                }
+            }
+            let (_, outcome) = calls.into_iter().last()?;
+            Some(TestReport {
                 name: test.name.clone(),
                 file: test.file.clone(),
                 span: test.span,
                 failures,
                 outcome,
-            }
+            })
         })
         .collect()
 }
@@ -192,6 +257,14 @@ fn unmet(expect: &Expect, outcome: &Outcome, states_reason: bool) -> Option<Stri
             None => Some(format!(
                 "expected failure {message:?}, but the result was not failed"
             )),
+        },
+        Expect::Label(label) => match post {
+            Some(p) if p.labels.iter().any(|g| &g.label == label) => None,
+            Some(p) => Some(format!(
+                "expected the session to be labelled {label:?}, the labels attached are {:?}",
+                p.labels.iter().map(|g| g.label.as_str()).collect::<Vec<_>>()
+            )),
+            None => Some("expected a post-check outcome".into()),
         },
         Expect::Attached(text) => match post {
             Some(p) if p.attached.iter().any(|a| a == text) => None,

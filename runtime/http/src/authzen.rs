@@ -241,6 +241,7 @@ fn to_call(evaluation: &Evaluation) -> Result<Call, String> {
         },
         context: Value::Object(context),
         result: None,
+        session: None,
     };
     call.validate().map_err(|e| e.to_string())?;
     Ok(call)

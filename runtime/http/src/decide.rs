@@ -189,6 +189,7 @@ fn failed_closed(call: &Call) -> ChainOutcome {
                 context: None,
             }),
             attached: Vec::new(),
+            labels: Vec::new(),
             applied: Vec::new(),
             steps: Vec::new(),
         }),

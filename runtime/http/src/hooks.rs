@@ -55,7 +55,14 @@ pub async fn hook(
         home: std::env::var("HOME").ok(),
     };
     let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        hooks::answer_in_full(harness, &body, &loaded.chain, Some(&loaded.config), &host)
+        hooks::answer_in_session(
+            harness,
+            &body,
+            &loaded.chain,
+            Some(&loaded.config),
+            &host,
+            Some(app.sessions()),
+        )
     }));
     let answered = match answered {
         Ok(answered) => answered,

@@ -26,6 +26,8 @@ struct Shared {
     log: Option<DecisionLog>,
     token: Option<Token>,
     limits: Limits,
+    /// The sessions of the hook events this server judged, kept in its memory.
+    sessions: sluice_runtime::session::MemoryStore,
 }
 
 impl App {
@@ -42,6 +44,7 @@ impl App {
             log,
             token,
             limits,
+            sessions: sluice_runtime::session::MemoryStore::new(),
         }))
     }
 
@@ -63,6 +66,10 @@ impl App {
 
     pub fn limits(&self) -> Limits {
         self.0.limits
+    }
+
+    pub fn sessions(&self) -> &sluice_runtime::session::MemoryStore {
+        &self.0.sessions
     }
 }
 

@@ -16,6 +16,7 @@ mod gemini;
 mod http;
 mod output;
 mod patch;
+mod sessions;
 
 use serde_json::{Map, Value};
 use sluice_compiler::call::Call;
@@ -24,6 +25,7 @@ use sluice_compiler::ir::RuleMeta;
 
 use crate::chain::{Chain, ChainOutcome};
 use crate::config::Config;
+use crate::session::SessionStore;
 
 pub use fields::quote as shell_quote;
 pub use http::as_json;
@@ -203,6 +205,19 @@ pub fn answer_in_full(
     config: Option<&Config>,
     host: &Host,
 ) -> Answered {
+    answer_in_session(harness, input, chain, config, host, None)
+}
+
+/// [`answer_in_full`], with the calls judged in their session as `sessions` keeps it, when a set
+/// of the chain reads the session or labels it.
+pub fn answer_in_session(
+    harness: Harness,
+    input: &str,
+    chain: &Chain,
+    config: Option<&Config>,
+    host: &Host,
+    sessions: Option<&dyn SessionStore>,
+) -> Answered {
     let unjudged = |reply| Answered {
         reply,
         calls: Vec::new(),
@@ -212,15 +227,28 @@ pub fn answer_in_full(
         Ok(event) => event,
         Err(error) => return unjudged(block(harness, None, &format!("sluice: {error}"))),
     };
-    let calls: Vec<Call> = event
+    let mut calls: Vec<Call> = event
         .calls
         .iter()
         .cloned()
         .map(|call| complete(call, config))
         .collect();
+    let in_session = chain.uses_session();
+    // A store that cannot be read leaves the calls without a session: the rules that read it
+    // fail closed, and the others judge as ever.
+    if in_session && let Err(why) = sessions::attach(&mut calls, sessions) {
+        tracing::warn!("the session is not available: {why}");
+    }
     match event.phase {
         Phase::Pre | Phase::Permission => {
             let verdict = judge(chain, &calls);
+            // A permission request follows the pre-check of the same call, which counted it.
+            if in_session
+                && event.phase == Phase::Pre
+                && let Err(why) = sessions::count(&calls, sessions)
+            {
+                tracing::warn!("the call could not be counted in its session: {why}");
+            }
             let reply = decide(&event, &verdict);
             Answered {
                 reply,
@@ -237,6 +265,14 @@ pub fn answer_in_full(
                 ));
             };
             let rewrite = output::postcheck(chain, call, response);
+            // A label that cannot be kept would let a later call pass that must not: the output
+            // is withheld instead.
+            if in_session && let Err(why) = sessions::label(&calls, sessions, &rewrite.labels) {
+                let reason = format!(
+                    "sluice: the session's labels could not be kept ({why}), so the output is withheld"
+                );
+                return unjudged(block(harness, Some(Phase::Post), &reason));
+            }
             let reply = rewrite_reply(&event, &rewrite);
             Answered {
                 reply,
@@ -366,3 +402,6 @@ fn approval_needed(reason: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod session_tests;

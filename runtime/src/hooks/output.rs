@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use sluice_compiler::call::{Call, Status, ToolResult};
-use sluice_compiler::decision::{PostcheckKind, PostcheckOutcome};
+use sluice_compiler::decision::{LabelGrant, PostcheckKind, PostcheckOutcome};
 
 use crate::chain::Chain;
 
@@ -23,6 +23,8 @@ pub struct Rewrite {
     pub failure: Option<String>,
     /// Context the rules attached, in order, each once.
     pub attached: Vec<String>,
+    /// Labels the rules attached to the session, in order, each once.
+    pub labels: Vec<LabelGrant>,
 }
 
 impl Rewrite {
@@ -53,6 +55,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
         response: response.clone(),
         failure: None,
         attached: Vec::new(),
+        labels: Vec::new(),
     };
     // `isError` is how an MCP result says it failed, in every harness that passes one on.
     let failed = response.get("error").is_some_and(|e| !e.is_null())
@@ -67,6 +70,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
     }
     let mut failed = None;
     let mut attached = Vec::new();
+    let mut labels: Vec<LabelGrant> = Vec::new();
     let mut rewritten = false;
     let mut response = response.clone();
     each_text(&mut response, &mut |text: &mut String| {
@@ -77,6 +81,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
             return;
         };
         attached.extend(post.attached.iter().cloned());
+        labels.extend(post.labels.iter().cloned());
         match post.outcome {
             PostcheckKind::Fail => failed = Some(failure(&post)),
             PostcheckKind::Rewritten if post.content != *text => {
@@ -90,6 +95,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
         && let Some(post) = check(chain, call, status, "", response.clone())
     {
         attached.extend(post.attached.iter().cloned());
+        labels.extend(post.labels.iter().cloned());
         if post.outcome == PostcheckKind::Fail {
             failed = Some(failure(&post));
         }
@@ -97,6 +103,11 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
     for context in attached {
         if !rewrite.attached.contains(&context) {
             rewrite.attached.push(context);
+        }
+    }
+    for grant in labels {
+        if !rewrite.labels.contains(&grant) {
+            rewrite.labels.push(grant);
         }
     }
     rewrite.response = response;

@@ -34,10 +34,15 @@ postcheck fail_on_keys on * when result.content.contains("BEGIN PRIVATE KEY")
 "#;
 
 fn chain() -> Chain {
+    chain_of(POLICY, Backend::Interp)
+}
+
+/// A chain of one set, the policy text given.
+pub(super) fn chain_of(policy: &str, backend: Backend) -> Chain {
     let policy = LoadedPolicy::compile_for(
         "hooks_test",
-        vec![("hooks.sluice".into(), POLICY.into())],
-        Backend::Interp,
+        vec![("hooks.sluice".into(), policy.into())],
+        backend,
     )
     .unwrap();
     let mut chain = Chain::new();
@@ -45,7 +50,7 @@ fn chain() -> Chain {
     chain
 }
 
-fn host() -> Host {
+pub(super) fn host() -> Host {
     Host {
         project_dir: Some("/work/project".into()),
         home: Some("/home/me".into()),
