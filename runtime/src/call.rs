@@ -27,6 +27,8 @@ pub struct ToolCall {
     context: Arc<Value>,
     /// What earlier calls of the session left, when the host keeps sessions.
     session: Option<Arc<Session>>,
+    /// The agent session the call belongs to, for a runtime that keeps sessions.
+    session_id: Option<Arc<str>>,
 }
 
 impl ToolCall {
@@ -44,7 +46,19 @@ impl ToolCall {
             agent: Arc::new(agent),
             context: Arc::new(context),
             session: None,
+            session_id: None,
         }
+    }
+
+    /// The same call, made in the agent session `id`: a runtime with a session store judges it
+    /// on what the session's earlier calls left, and keeps what its post-checks label.
+    pub fn in_session(mut self, id: impl Into<Arc<str>>) -> ToolCall {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
     }
 
     /// The same call in the session state its host read for it.

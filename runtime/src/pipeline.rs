@@ -24,6 +24,7 @@ use crate::precheck::{ChainVerdict, Invocation, LinkDecision, PrecheckLink, run_
 use crate::registry::{Registry, Resolved, Scope, ScopeChain};
 use crate::render::{render_call, render_result};
 use crate::result::{DenyingStage, FinalResult, NormalizedResult, ResultKind};
+use crate::session::{SessionEvent, SessionStore};
 
 /// How a call was decided: the provenance every result carries into the audit log.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -98,6 +99,7 @@ pub struct Runtime {
     policies: Vec<Arc<ArcSwap<LoadedPolicy>>>,
     policy_stages: Vec<Arc<PolicyStage>>,
     grace: Duration,
+    sessions: Option<Arc<dyn SessionStore>>,
 }
 
 /// Assembles a runtime. The order of `link` and `policy` calls is the order of the chain.
@@ -121,8 +123,16 @@ impl RuntimeBuilder {
                 policies: Vec::new(),
                 policy_stages: Vec::new(),
                 grace: Duration::from_secs(2),
+                sessions: None,
             },
         }
+    }
+
+    /// Keeps the sessions of calls made `in_session`: each is judged on the labels and counts its
+    /// session's earlier calls left, and the labels its post-checks attach are kept.
+    pub fn sessions(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.runtime.sessions = Some(store);
+        self
     }
 
     pub fn link(mut self, link: Arc<dyn PrecheckLink>) -> Self {
@@ -375,6 +385,7 @@ impl Runtime {
         } else {
             call.with_presets(&lookup.presets)
         };
+        let call = self.in_its_session(call);
         self.emit_call(&call);
         let Some(resolved) = lookup.resolved else {
             let message = format!("unknown tool `{}`", call.tool());
@@ -455,6 +466,7 @@ impl Runtime {
             }
         }
         drop(postcheck);
+        self.keep_in_session(&call, &mut result);
         timings.postcheck_us = watch.lap();
         if let Some(finalize) = &resolved.definition.finalize
             && let Some(content) = finalize(&call, &result)
@@ -464,6 +476,45 @@ impl Runtime {
         watch.lap();
         timings.total_us = watch.total();
         self.finish(&call, Some(&resolved), result, decision, timings)
+    }
+
+    /// The call with its session as the store has it; without one when the store cannot be read,
+    /// so that the rules that read it fail closed.
+    fn in_its_session(&self, call: ToolCall) -> ToolCall {
+        let (Some(store), Some(id)) = (&self.sessions, call.session_id()) else {
+            return call;
+        };
+        match store.load(id) {
+            Ok(state) => {
+                let view = state.view(crate::session::unix_now());
+                call.with_session(view)
+            }
+            Err(error) => {
+                tracing::warn!("the session of call {} cannot be read: {error}", call.id());
+                call
+            }
+        }
+    }
+
+    /// Counts the call in its session and keeps the labels its post-checks attached. A label
+    /// that cannot be kept fails the result: a later call must not pass for want of it.
+    fn keep_in_session(&self, call: &ToolCall, result: &mut NormalizedResult) {
+        let (Some(store), Some(id)) = (&self.sessions, call.session_id()) else {
+            return;
+        };
+        let mut events = vec![SessionEvent::call(call.tool())];
+        events.extend(result.labels.iter().cloned().map(SessionEvent::Label));
+        if let Err(error) = store.record(id, &events)
+            && !result.labels.is_empty()
+        {
+            *result = NormalizedResult::failure(
+                Status::Error,
+                ResultKind::ToolFailed,
+                format!(
+                    "the session's labels could not be kept ({error}), so the result is withheld"
+                ),
+            );
+        }
     }
 
     /// Pre-check, approval, gates and execution.

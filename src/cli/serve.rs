@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// Milliseconds between checks of the configuration and its files for changes
     #[arg(long, default_value_t = 1000)]
     watch_ms: u64,
+    /// Where the sessions of hook events are kept: `memory` (the default), or a Redis server
+    /// (`redis://127.0.0.1:6379`) that replicas share
+    #[arg(long)]
+    sessions: Option<String>,
 }
 
 /// The configuration `explicit` names, else the nearest `sluice.toml` from the working directory.
@@ -110,6 +114,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
             mask: args.masks,
         }),
         watch_interval: Duration::from_millis(args.watch_ms),
+        sessions: args.sessions,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

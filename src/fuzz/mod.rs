@@ -219,6 +219,7 @@ fn served() -> &'static (tokio::runtime::Runtime, sluice_http::App) {
             None,
             None,
             sluice_http::Limits::default(),
+            Box::new(sluice_runtime::session::MemoryStore::new()),
         );
         (runtime, app)
     })

@@ -21,6 +21,7 @@ mod log;
 mod metrics;
 mod ops;
 mod router;
+pub mod sessions;
 mod tls;
 mod watch;
 
@@ -47,6 +48,8 @@ pub struct ServeOptions {
     pub log: Option<LogOptions>,
     /// How often the configuration and the files it names are checked for changes.
     pub watch_interval: Duration,
+    /// Where the sessions of hook events are kept: `None` or `memory`, or a `redis://` URL.
+    pub sessions: Option<String>,
 }
 
 /// Certificate and key for HTTPS; with `client_ca`, clients must present a certificate it signed.
@@ -113,6 +116,8 @@ pub enum ServeError {
     Bind(SocketAddr, String),
     #[error("cannot open the decision log: {0}")]
     Log(String),
+    #[error("{0}")]
+    Sessions(String),
 }
 
 /// Starts the server and serves until `SIGTERM` or `SIGINT`, then lets open requests finish.
@@ -135,7 +140,8 @@ pub async fn serve(options: ServeOptions) -> Result<(), ServeError> {
         Some(log) => Some(DecisionLog::open(log).map_err(ServeError::Log)?),
         None => None,
     };
-    let app = App::new(engine, metrics, log, token, options.limits);
+    let sessions = sessions::open(options.sessions.as_deref()).map_err(ServeError::Sessions)?;
+    let app = App::new(engine, metrics, log, token, options.limits, sessions);
     let shutdown = listen::Shutdown::on_signals();
     let watcher = watch::spawn(app.clone(), options.watch_interval, shutdown.clone());
     let result = listen::run(options.listen, tls, app, shutdown).await;

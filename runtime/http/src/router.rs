@@ -26,8 +26,8 @@ struct Shared {
     log: Option<DecisionLog>,
     token: Option<Token>,
     limits: Limits,
-    /// The sessions of the hook events this server judged, kept in its memory.
-    sessions: sluice_runtime::session::MemoryStore,
+    /// The sessions of the hook events this server judges: in its memory, or shared in Redis.
+    sessions: Box<dyn sluice_runtime::session::SessionStore>,
 }
 
 impl App {
@@ -37,6 +37,7 @@ impl App {
         log: Option<DecisionLog>,
         token: Option<Token>,
         limits: Limits,
+        sessions: Box<dyn sluice_runtime::session::SessionStore>,
     ) -> App {
         App(Arc::new(Shared {
             engine,
@@ -44,7 +45,7 @@ impl App {
             log,
             token,
             limits,
-            sessions: sluice_runtime::session::MemoryStore::new(),
+            sessions,
         }))
     }
 
@@ -68,8 +69,8 @@ impl App {
         self.0.limits
     }
 
-    pub fn sessions(&self) -> &sluice_runtime::session::MemoryStore {
-        &self.0.sessions
+    pub fn sessions(&self) -> &dyn sluice_runtime::session::SessionStore {
+        &*self.0.sessions
     }
 }
 

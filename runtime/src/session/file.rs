@@ -16,14 +16,10 @@
 //! a write that was killed, and skipping it keeps every event before and after it.
 
 use std::fs::{File, OpenOptions};
-use std::hash::Hasher;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use siphasher::sip128::{Hasher128, SipHasher13};
-use sluice_compiler::decision::{Expiry, LabelGrant};
-
+use super::line::{self, MAX_LINE_BYTES};
 use super::{SessionEvent, SessionState, SessionStore, StoreError, unix_now};
 
 /// The largest session file read: a hostile or runaway file must not exhaust memory. Recording
@@ -31,58 +27,11 @@ use super::{SessionEvent, SessionState, SessionStore, StoreError, unix_now};
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// The longest session id kept on disk: it is repeated on every line.
 pub const MAX_SESSION_ID_BYTES: usize = 4096;
-/// The longest line: longer ones are never written, and are skipped unparsed on reading.
-pub const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// Sessions as files in one directory.
 #[derive(Clone, Debug)]
 pub struct FileStore {
     dir: PathBuf,
-}
-
-#[derive(Serialize)]
-struct LineOut<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    call: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    label: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    calls: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    seconds: Option<u64>,
-    at: u64,
-    session: &'a str,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LineIn {
-    #[serde(default)]
-    call: Option<String>,
-    #[serde(default)]
-    label: Option<String>,
-    #[serde(default)]
-    calls: Option<u64>,
-    #[serde(default)]
-    seconds: Option<u64>,
-    at: u64,
-    session: String,
-}
-
-impl LineIn {
-    fn event(self) -> Option<SessionEvent> {
-        let expiry = match (self.calls, self.seconds) {
-            (None, None) => None,
-            (Some(n), None) => Some(Expiry::Calls(n)),
-            (None, Some(s)) => Some(Expiry::Seconds(s)),
-            (Some(_), Some(_)) => return None,
-        };
-        match (self.call, self.label) {
-            (Some(tool), None) if expiry.is_none() => Some(SessionEvent::Call { tool }),
-            (None, Some(label)) => Some(SessionEvent::Label(LabelGrant { label, expiry })),
-            _ => None,
-        }
-    }
 }
 
 impl FileStore {
@@ -112,12 +61,7 @@ impl FileStore {
     /// The file that holds `session`: always directly inside the store's directory, whatever the
     /// id.
     pub fn session_path(&self, session: &str) -> PathBuf {
-        let mut hasher = SipHasher13::new();
-        // A tag, so the name says nothing about the id to anyone hashing ids the plain way.
-        hasher.write(b"sluice-session\0");
-        hasher.write(session.as_bytes());
-        self.dir
-            .join(format!("{:032x}.jsonl", hasher.finish128().as_u128()))
+        self.dir.join(format!("{}.jsonl", line::name(session)))
     }
 
     /// [`SessionStore::record`] with an explicit time, for replay and tests.
@@ -245,17 +189,7 @@ impl SessionStore for FileStore {
             return Ok(state);
         };
         for line in bytes.split(|b| *b == b'\n') {
-            if line.is_empty() || line.len() > MAX_LINE_BYTES {
-                continue;
-            }
-            let Ok(parsed) = serde_json::from_slice::<LineIn>(line) else {
-                continue;
-            };
-            if parsed.session != session {
-                continue;
-            }
-            let at = parsed.at;
-            if let Some(event) = parsed.event() {
+            if let Some((event, at)) = line::decode(session, line) {
                 state.apply(&event, at);
             }
         }
@@ -285,32 +219,13 @@ fn encode(
 ) -> Result<Vec<u8>, StoreError> {
     let mut lines = Vec::new();
     for event in events {
-        let mut line = LineOut {
-            call: None,
-            label: None,
-            calls: None,
-            seconds: None,
-            at,
-            session,
-        };
-        match event {
-            SessionEvent::Call { tool } => line.call = Some(tool),
-            SessionEvent::Label(grant) => {
-                line.label = Some(&grant.label);
-                match grant.expiry {
-                    None => {}
-                    Some(Expiry::Calls(n)) => line.calls = Some(n),
-                    Some(Expiry::Seconds(s)) => line.seconds = Some(s),
-                }
-            }
-        }
-        let start = lines.len();
-        serde_json::to_writer(&mut lines, &line).map_err(|error| StoreError::Io {
+        let encoded = line::encode(session, event, at).map_err(|error| StoreError::Io {
             action: "encode an event for",
             path: path.to_path_buf(),
             source: io::Error::other(error),
         })?;
-        let len = lines.len() - start;
+        let len = encoded.len();
+        lines.extend_from_slice(encoded.as_bytes());
         // A line the reader would skip must not be reported as recorded.
         if len > MAX_LINE_BYTES {
             return Err(StoreError::EventTooLarge {

@@ -17,6 +17,7 @@
 //! grants is: a new grant extends, never shortens, and one without expiry makes it permanent.
 
 mod file;
+pub mod line;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -89,6 +90,11 @@ pub enum StoreError {
         path: std::path::PathBuf,
         size: u64,
         limit: u64,
+    },
+    #[error("the session store {store} cannot be used: {message}")]
+    Unavailable {
+        store: &'static str,
+        message: String,
     },
     #[error("session id is {len} bytes, over the {limit}-byte limit of the session file store")]
     SessionIdTooLong { len: usize, limit: usize },
