@@ -217,3 +217,101 @@ fn a_relative_path_is_broadened_to_its_directory_resolved_against_the_workspace(
     assert!(said.contains("--dry-run: nothing written"), "{said}");
     assert!(!dir.join(".sluice").exists());
 }
+
+/// `sluice hook` as Claude Code runs it, in a home of the test's own.
+fn hook(dir: &Path, home: &Path, event: &Value) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["hook", "claude", "--config", "sluice.toml"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A call the chain asked about, whose output then arrived, was approved: `--last` proposes the
+/// rule for it. A call that ran without being asked about is not one.
+#[test]
+fn the_last_approved_call_of_a_session_is_proposed() {
+    let dir = project("last", &json!({}));
+    let home = dir.join("home");
+    let event = |name: &str, command: &str| {
+        let mut event = json!({
+            "session_id": "s-last", "cwd": dir, "hook_event_name": name, "tool_name": "Bash",
+            "tool_input": { "command": command }, "tool_use_id": "toolu_1",
+        });
+        if name == "PostToolUse" {
+            event["tool_response"] =
+                json!({ "stdout": "", "stderr": "", "interrupted": false, "isImage": false });
+        }
+        event
+    };
+    let last = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["allow", "--last", "--dry-run"])
+            .current_dir(dir)
+            .env("HOME", &home)
+            .env_remove("XDG_STATE_HOME")
+            .output()
+            .unwrap()
+    };
+    let none = last(&dir);
+    assert_eq!(none.status.code(), Some(2), "{}", text(&none));
+    assert!(
+        text(&none).contains("no call was approved"),
+        "{}",
+        text(&none)
+    );
+    // Ran without being asked about: nothing to propose.
+    hook(&dir, &home, &event("PreToolUse", "git status"));
+    hook(&dir, &home, &event("PostToolUse", "git status"));
+    assert!(text(&last(&dir)).contains("no call was approved"));
+    // Asked about, then ran: approved.
+    let asked = hook(
+        &dir,
+        &home,
+        &event("PreToolUse", "kubectl delete pod web-1"),
+    );
+    assert!(text(&asked).contains("\"ask\""), "{}", text(&asked));
+    hook(
+        &dir,
+        &home,
+        &event("PostToolUse", "kubectl delete pod web-1"),
+    );
+    let proposed = last(&dir);
+    let said = text(&proposed);
+    assert!(proposed.status.success(), "{said}");
+    assert!(
+        said.contains("the latest approved call (session s-last): bash `kubectl delete pod web-1`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("when args.command == \"kubectl delete pod web-1\""),
+        "{said}"
+    );
+    // Another session approved nothing.
+    let other = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["allow", "--last", "--session", "s-other", "--dry-run"])
+        .current_dir(&dir)
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert!(
+        text(&other).contains("no call of session `s-other`"),
+        "{}",
+        text(&other)
+    );
+}

@@ -24,6 +24,8 @@ use sluice_compiler::load::Workspace;
 use sluice_compiler::testing::{example_calls, test_calls};
 use sluice_runtime::chain::Chain;
 use sluice_runtime::config::Config;
+use sluice_runtime::session::FileStore;
+use sluice_runtime::session::approvals::Approvals;
 
 use super::CliError;
 
@@ -38,8 +40,16 @@ pub enum Broaden {
     Host,
 }
 
+/// Where the call comes from.
+pub enum Source<'a> {
+    /// A call as `sluice eval` reads it.
+    File(&'a Path),
+    /// The latest call a person approved, of the session or of any.
+    LastApproved(Option<&'a str>),
+}
+
 pub struct AllowArgs<'a> {
-    pub from: &'a Path,
+    pub from: Source<'a>,
     pub broaden: Option<Broaden>,
     pub config: Option<&'a Path>,
     pub log: Option<&'a Path>,
@@ -48,13 +58,40 @@ pub struct AllowArgs<'a> {
     pub dry_run: bool,
 }
 
+/// The latest call the hooks saw a person approve.
+fn last_approved(session: Option<&str>) -> Result<Call, CliError> {
+    let dir =
+        FileStore::default_dir().ok_or("no state directory: set `HOME` or `XDG_STATE_HOME`")?;
+    let noted = Approvals::new(&dir)
+        .last(session)
+        .map_err(|e| format!("cannot read the approvals in {}: {e}", dir.display()))?;
+    let Some(noted) = noted else {
+        return Err(match session {
+            Some(id) => format!("no call of session `{id}` was approved after the chain asked about it"),
+            None => "no call was approved after the chain asked about it: `sluice hook` notes such calls as they run".into(),
+        });
+    };
+    outln!(
+        "the latest approved call (session {}): {} {}\n",
+        noted.session,
+        noted.call.tool,
+        shown(&noted.call.args)
+    );
+    Ok(noted.call)
+}
+
 /// The set a new file of allowed calls starts with.
 const HEADER: &str = "policy allowed \"Calls a person allowed with `sluice allow`, each checked against the chain's tests, examples and logged decisions before it was written\"\n\nimport \"builtin:vocabulary/tools.sluice\"\n\n# The host's directories, when it gives them.\ncontext { workspace: string?, home: string? }\n";
 
 pub fn run(args: &AllowArgs<'_>) -> Result<ExitCode, CliError> {
-    let text = std::fs::read_to_string(args.from)
-        .map_err(|e| format!("cannot read {}: {e}", args.from.display()))?;
-    let call = Call::from_json(text.trim()).map_err(|e| format!("{}: {e}", args.from.display()))?;
+    let call = match args.from {
+        Source::File(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Call::from_json(text.trim()).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        Source::LastApproved(session) => last_approved(session)?,
+    };
     let config = super::chain::config(args.config)?;
     let set = args.set.map_or_else(
         || config.dir.join(".sluice/allowed.sluice"),

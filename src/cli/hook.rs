@@ -16,6 +16,7 @@ use sluice_http::LogEntry;
 use sluice_runtime::chain::Chain;
 use sluice_runtime::config::{Config, ConfigError, PolicyCache, policy_hash, text_hash};
 use sluice_runtime::hooks::{self, Answered, Harness, Host, Reply};
+use sluice_runtime::session::approvals::Approvals;
 use sluice_runtime::session::{FileStore, SessionStore};
 
 /// The largest event read: a tool's whole output can be in it.
@@ -84,7 +85,8 @@ fn respond(args: &HookArgs) -> Reply {
         Ok((chain, config, hash)) => {
             let started = Instant::now();
             // Labels outlive the process: each event of a session is a hook process of its own.
-            let store = FileStore::default_dir().map(FileStore::new);
+            let state = FileStore::default_dir();
+            let store = state.clone().map(FileStore::new);
             let answered = hooks::answer_in_session(
                 args.harness,
                 &input,
@@ -93,6 +95,11 @@ fn respond(args: &HookArgs) -> Reply {
                 &host,
                 store.as_ref().map(|s| s as &dyn SessionStore),
             );
+            if let Some(dir) = state
+                && let Err(error) = note_approvals(&Approvals::new(dir), &answered)
+            {
+                eprintln!("sluice: cannot note the call for `sluice allow --last`: {error}");
+            }
             if let Some(path) = &args.log {
                 let hash = hash.as_deref().unwrap_or_default();
                 if let Err(error) = log_decisions(path, args.harness, &answered, hash, started) {
@@ -126,6 +133,37 @@ fn read_event() -> Result<String, String> {
         ));
     }
     String::from_utf8(bytes).map_err(|_| "the hook event is not valid UTF-8".into())
+}
+
+/// What `sluice allow --last` proposes from: the calls this event asked a person about, or,
+/// after a call ran, that it was one of them (so the person approved it).
+fn note_approvals(approvals: &Approvals, answered: &Answered) -> std::io::Result<()> {
+    let Some(session) = answered
+        .calls
+        .first()
+        .and_then(|call| call.context.get("session_id"))
+        .and_then(|id| id.as_str())
+    else {
+        return Ok(());
+    };
+    if answered.outcomes.is_empty() {
+        // After the tool ran: the event stands for one call.
+        if let Some(call) = answered.calls.first() {
+            approvals.ran(session, call)?;
+        }
+        return Ok(());
+    }
+    let asked: Vec<_> = answered
+        .calls
+        .iter()
+        .zip(&answered.outcomes)
+        .filter(|(_, outcome)| outcome.decision == sluice_compiler::decision::Decision::Ask)
+        .map(|(call, _)| call.clone())
+        .collect();
+    if asked.is_empty() {
+        return Ok(());
+    }
+    approvals.asked(session, &asked)
 }
 
 /// The project the harness names, else the working directory it ran the hook in.

@@ -81,8 +81,15 @@ enum Command {
     /// something would flip, 2 on an error.
     Allow {
         /// The call, as `sluice eval` reads it
+        #[arg(long, required_unless_present = "last", conflicts_with = "last")]
+        from: Option<PathBuf>,
+        /// The latest call a person approved after the chain asked about it, as the hooks noted
+        /// it (of every session, or of `--session`)
         #[arg(long)]
-        from: PathBuf,
+        last: bool,
+        /// With `--last`: the harness's session id
+        #[arg(long, requires = "last")]
+        session: Option<String>,
         /// Reach past the call itself: every command with its first two words, every path in its
         /// directory, or every address on its host
         #[arg(long, value_enum)]
@@ -350,13 +357,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Allow {
             from,
+            last,
+            session,
             broaden,
             config,
             log,
             set,
             dry_run,
         } => allow::run(&allow::AllowArgs {
-            from: &from,
+            from: match (&from, last) {
+                (Some(path), _) => allow::Source::File(path),
+                (None, _) => allow::Source::LastApproved(session.as_deref()),
+            },
             broaden,
             config: config.as_deref(),
             log: log.as_deref(),

@@ -16,6 +16,7 @@
 //! expiry stays for the rest of the session. A label granted again is active while any of its
 //! grants is: a new grant extends, never shortens, and one without expiry makes it permanent.
 
+pub mod approvals;
 mod file;
 pub mod line;
 
