@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value as Json, json};
 
-use sluice::compiler::call::{Agent, Call, Status, ToolResult};
+use sluice::compiler::call::{Agent, Call, Session, Status, ToolResult};
 use sluice::compiler::interp::{CallJson, Evaluation, Facts};
 use sluice::compiler::jit::{self, JitOptions};
 use sluice::compiler::scan::ScanFrame;
@@ -29,6 +29,8 @@ mod part_guards;
 const DECLARATIONS: &str = r#"
 context { workspace: string, level: int?, mode: "plan" | "auto" }
 tool t { s: string, p: string?, n: int, m: int?, f: float, b: bool, tags: list<string>, nums: list<int>, e: "a" | "b", url: string }
+label admin
+label web
 "#;
 
 fn leaf_string() -> BoxedStrategy<String> {
@@ -77,6 +79,8 @@ fn int_expr(depth: u32) -> BoxedStrategy<String> {
         Just("(context.level ?? 0)".to_string()),
         Just("len(args.tags)".to_string()),
         Just("url(args.url).port".to_string()),
+        Just("(session.calls.t ?? 0)".to_string()),
+        Just("len(session.labels)".to_string()),
     ];
     if depth == 0 {
         return leaf.boxed();
@@ -100,6 +104,8 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         Just(r#"args.e == "a""#.to_string()),
         Just(r#"context.mode != "plan""#.to_string()),
         Just(r#""admin" in agent.labels"#.to_string()),
+        Just(r#""web" in session.labels"#.to_string()),
+        Just(r#""admin" not in session.labels"#.to_string()),
         Just("args.nums[0] == 1".to_string()),
         Just("args.nums[1] != 0".to_string()),
         Just("(args.nums[2] ?? 9) > 1".to_string()),
@@ -190,7 +196,8 @@ fn rule(index: usize) -> BoxedStrategy<String> {
                 5 => format!(
                     "postcheck {name} on t{when}\n  => fail \"no\" with context \"ctx {{result.content}}\""
                 ),
-                6 => format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\""),
+                6 if index.is_multiple_of(2) => format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\""),
+                6 => format!("postcheck {name} on t{when}\n  => label session \"web\" for 2 calls, attach context \"labelled\""),
                 7 => {
                     // A per-part rule: its verdict on each command of `args.s`.
                     let effect = ["allow", "deny \"{cmd.text}\"", "ask \"{cmd.name}\""][index % 3];
@@ -288,9 +295,20 @@ fn call() -> BoxedStrategy<Call> {
     );
     let labels = prop::collection::vec(prop_oneof![Just("admin"), Just("a"), Just("/w/x")], 0..3);
     let result = prop::option::of((text(), 0..3usize));
-    (args, context, labels, result)
+    // No session (the rules that read one fail closed), or one with some labels and counts.
+    let session = prop::option::of((
+        prop::collection::vec(prop_oneof![Just("admin"), Just("web")], 0..3),
+        prop::option::of(0u64..4),
+    ));
+    (args, context, labels, result, session)
         .prop_map(
-            |(((s, p, n), (m, f, b), (tags, nums, e, url)), (ws, level, mode), labels, result)| {
+            |(
+                ((s, p, n), (m, f, b), (tags, nums, e, url)),
+                (ws, level, mode),
+                labels,
+                result,
+                session,
+            )| {
                 let mut object = serde_json::Map::new();
                 for (name, value) in [
                     ("s", s),
@@ -326,6 +344,10 @@ fn call() -> BoxedStrategy<Call> {
                     content: content.as_str().unwrap_or_default().to_string(),
                     value: json!({ "k": 1 }),
                     error: None,
+                });
+                call.session = session.map(|(labels, count)| Session {
+                    labels: labels.into_iter().map(String::from).collect(),
+                    calls: count.map_or(json!({}), |n| json!({ "t": n })),
                 });
                 call
             },

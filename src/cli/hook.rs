@@ -192,11 +192,7 @@ fn log_decisions(
     let mut lines = String::new();
     for (index, decided) in answered.calls.iter().zip(&answered.outcomes).enumerate() {
         let id = format!("{stamp:x}-{:x}-{index}", std::process::id());
-        let mut input = serde_json::json!({ "args": decided.0.args, "context": decided.0.context });
-        // Replay judges a label-reading rule on the labels the call was judged on.
-        if let (Some(session), Some(fields)) = (&decided.0.session, input.as_object_mut()) {
-            fields.insert("session".into(), serde_json::json!(session));
-        }
+        let input = sluice_http::logged_input(decided.0);
         let entry = LogEntry::decided(
             &id,
             harness.endpoint(),

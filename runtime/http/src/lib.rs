@@ -31,7 +31,7 @@ use std::time::Duration;
 
 pub use engine::{Engine, Loaded};
 pub use error::ApiError;
-pub use log::{DecisionLog, Entry as LogEntry, LogTarget};
+pub use log::{DecisionLog, Entry as LogEntry, LogTarget, logged_input};
 pub use metrics::Metrics;
 pub use router::{App, router};
 pub use watch::fingerprint;

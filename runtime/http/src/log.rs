@@ -92,6 +92,16 @@ impl<'a> Entry<'a> {
     }
 }
 
+/// What a decision log keeps of a call for `sluice replay`: its arguments and context, and the
+/// session it was judged in, so a rule that reads labels is judged on the same ones.
+pub fn logged_input(call: &Call) -> Value {
+    let mut input = serde_json::json!({ "args": call.args, "context": call.context });
+    if let (Some(session), Some(fields)) = (&call.session, input.as_object_mut()) {
+        fields.insert("session".into(), serde_json::json!(session));
+    }
+    input
+}
+
 pub struct DecisionLog {
     sender: SyncSender<String>,
     mask: Vec<String>,
@@ -113,7 +123,7 @@ impl DecisionLog {
 
     /// The call's arguments and context as the log shows them.
     pub fn input(&self, call: &Call) -> Value {
-        let mut input = serde_json::json!({ "args": call.args, "context": call.context });
+        let mut input = logged_input(call);
         for pointer in &self.mask {
             if let Some(value) = input.pointer_mut(pointer) {
                 *value = Value::String(MASKED.into());
