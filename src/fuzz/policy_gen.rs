@@ -14,6 +14,7 @@ use sluice_compiler::call::{Call, Status, ToolResult};
 /// What every generated policy declares: its rules are on `t` and read these fields.
 pub const DECLARATIONS: &str = r#"context { workspace: string, level: int? }
 tool t { s: string, p: string?, n: int, tags: list<string>, b: bool, url: string }
+label web
 "#;
 
 /// How deep expressions nest: deeper ones are seldom valid programs people write, and cost
@@ -122,7 +123,8 @@ impl Gen<'_> {
             0 => self
                 .one(&["true", "false", "args.b", "args.p == null"])
                 .to_string(),
-            1 => format!("{:?} in agent.labels", self.text()),
+            1 if self.pick(2) == 0 => format!("{:?} in agent.labels", self.text()),
+            1 => "\"web\" in session.labels or (session.calls.t ?? 0) > 1".to_string(),
             2 => format!(
                 "args.s.{}({:?})",
                 self.one(&["starts_with", "ends_with", "contains"]),
@@ -198,7 +200,10 @@ impl Gen<'_> {
             5 => format!(
                 "postcheck {name} on t{when}\n  => fail \"no\" with context \"{{result.content}}\""
             ),
-            6 => format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\""),
+            6 if self.pick(2) == 0 => {
+                format!("postcheck {name} on t{when}\n  => attach context \"seen {{args.s}}\"")
+            }
+            6 => format!("postcheck {name} on t{when}\n  => label session \"web\" for 3 calls"),
             7 | 8 => {
                 let part = format!(
                     "\n  when {}",
@@ -242,6 +247,17 @@ impl Gen<'_> {
         }
         let mut call = Call::new("t", args);
         call.context = json!({ "workspace": "/w", "level": self.int() });
+        // Without a session, the rules that read one fail closed.
+        if self.pick(3) > 0 {
+            call.session = Some(sluice_compiler::call::Session {
+                labels: if self.pick(2) == 0 {
+                    vec!["web".into()]
+                } else {
+                    Vec::new()
+                },
+                calls: json!({ "t": self.pick(4) }),
+            });
+        }
         if self.pick(2) == 1 {
             call.result = Some(ToolResult {
                 status: Status::Ok,
