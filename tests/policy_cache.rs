@@ -158,6 +158,22 @@ fn decision_of(chain: &Chain, command: &str) -> String {
     chain.evaluate(&call).decision.as_str().to_string()
 }
 
+/// A set with session labels (`builtin:data-flow`) is read back from the cache too, not rebuilt
+/// on every call: its labels' expiries are stored in a format that cannot skip a field.
+#[test]
+fn a_chain_with_session_labels_is_read_back() {
+    let dir = temp_dir("cache-labels");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"builtin:data-flow\"\n",
+    )
+    .unwrap();
+    let cache = PolicyCache::new(dir.join("cache"));
+    assert_eq!(load(&cache, &dir).1, CacheUse::Rebuilt);
+    assert_eq!(load(&cache, &dir).1, CacheUse::Hit);
+}
+
 #[test]
 fn a_changed_input_rebuilds_the_chain() {
     let (dir, cache) = project("cache-stale");

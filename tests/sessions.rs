@@ -75,7 +75,7 @@ fn a_post_check_reports_the_labels_it_attached() {
     }));
     assert_eq!(
         outcome["postcheck"]["labels"],
-        json!([{ "label": "secret-read" }]),
+        json!([{ "label": "secret-read", "expiry": null }]),
         "{outcome}"
     );
 }

@@ -138,8 +138,8 @@ impl Redacted {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct LabelGrant {
     pub label: String,
-    /// When the label lapses; `None` keeps it for the rest of the session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// When the label lapses; `None` keeps it for the rest of the session. Always written: the
+    /// compiled-policy cache stores it in a format that cannot skip a field.
     pub expiry: Option<Expiry>,
 }
 
