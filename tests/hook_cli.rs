@@ -183,3 +183,94 @@ fn the_decision_log_carries_what_replay_needs() {
         "{text}"
     );
 }
+
+/// A load that never ends (a policy file that is a FIFO no one writes) is answered by the
+/// deadline, in each harness's block form, and the process ends at once.
+#[test]
+fn a_stalled_load_is_blocked_at_the_deadline() {
+    let dir = empty_dir("stalled");
+    let fifo = dir.join("stalled.sluice");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"stalled.sluice\"\n",
+    )
+    .unwrap();
+    for harness in ["claude", "copilot"] {
+        let started = std::time::Instant::now();
+        let out = hook(&dir, &[harness, "--deadline-ms", "300"], EVENT.as_bytes());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{harness}"
+        );
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains("no decision within 300 ms"),
+            "{harness}: {said}"
+        );
+        match harness {
+            "claude" => assert_eq!(out.status.code(), Some(2)),
+            _ => {
+                assert_eq!(out.status.code(), Some(0));
+                let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(answer["permissionDecision"], "deny");
+            }
+        }
+    }
+}
+
+/// A hook event reads back only the sets with rules for its own stage; what it answers is what
+/// the whole chain, compiled from the sources, answers: before the tool runs and after.
+#[test]
+fn each_stage_read_from_the_cache_answers_as_the_whole_chain() {
+    let dir = empty_dir("stages");
+    std::fs::write(
+        dir.join("sluice.toml"),
+        "[[policy]]\nset = \"builtin:shell-safety\"\n\n[[policy]]\nset = \"builtin:git-guard\"\n\n\
+         [[policy]]\nset = \"builtin:coding-agent\"\n\n[[policy]]\nset = \"builtin:secrets-redaction\"\n",
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let hook = |args: &[&str], stdin: &[u8]| {
+        support::cli::sluice_cached(&dir, &cache, &[&["hook"], args].concat(), stdin)
+    };
+    let secret = "AKIA".to_string() + "IOSFODNN7EXAMPLE";
+    let post = format!(
+        r#"{{"session_id":"s","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"cat .env"}},"tool_response":{{"stdout":"AWS_ACCESS_KEY_ID={secret}\n","stderr":"","interrupted":false,"isImage":false}}}}"#
+    );
+    let events = [
+        EVENT.replace("\"ls\"", "\"rm -rf /\""),
+        EVENT.replace("\"ls\"", "\"git status\""),
+        post.clone(),
+        EVENT.replace("\"ls\"", "\"git push --force origin main\""),
+    ];
+    // Twice round: the first event of the first round stores the chain, every later one reads it.
+    for round in 0..2 {
+        for event in &events {
+            let whole = hook(&["claude", "--no-cache"], event.as_bytes());
+            let cached = hook(&["claude"], event.as_bytes());
+            assert_eq!(
+                cached.status.code(),
+                whole.status.code(),
+                "{round}: {event}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&cached.stdout),
+                String::from_utf8_lossy(&whole.stdout),
+                "{round}: {event}"
+            );
+        }
+    }
+    let redacted = hook(&["claude"], post.as_bytes());
+    let said = String::from_utf8_lossy(&redacted.stdout);
+    assert!(said.contains("updatedToolOutput"), "{said}");
+    assert!(!said.contains(&secret), "{said}");
+}

@@ -8,14 +8,16 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
 use sluice_compiler::jit::Backend;
 use sluice_http::LogEntry;
 use sluice_runtime::chain::Chain;
-use sluice_runtime::config::{Config, ConfigError, PolicyCache, policy_hash, text_hash};
-use sluice_runtime::hooks::{self, Answered, Harness, Host, Reply};
+use sluice_runtime::config::{Config, ConfigError, PolicyCache, Stages, policy_hash, text_hash};
+use sluice_runtime::hooks::{self, Answered, Harness, Host, Phase, Reply};
 use sluice_runtime::session::approvals::Approvals;
 use sluice_runtime::session::{FileStore, SessionStore};
 
@@ -35,40 +37,51 @@ pub struct HookArgs {
 
 pub fn run(args: HookArgs) -> ExitCode {
     let harness = args.harness;
-    let deadline = args.deadline;
     // A panic's message goes into the block's reason, not onto stderr before it.
     std::panic::set_hook(Box::new(|_| {}));
-    let (sender, receiver) = mpsc::channel();
-    let worker = std::thread::Builder::new()
-        .name("hook".into())
-        .spawn(move || {
-            let reply = std::panic::catch_unwind(|| respond(&args)).unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown".into());
-                hooks::block(harness, None, &format!("sluice: internal error ({what})"))
-            });
-            let _ = sender.send(reply);
-        });
-    let reply = match worker {
-        Err(error) => hooks::block(harness, None, &format!("sluice: cannot start: {error}")),
-        Ok(_) => match receiver.recv_timeout(deadline) {
-            Ok(reply) => reply,
-            Err(RecvTimeoutError::Timeout) => hooks::block(
-                harness,
-                None,
-                &format!(
-                    "sluice: no decision within {} ms, so the call is blocked",
-                    deadline.as_millis()
-                ),
-            ),
-            Err(RecvTimeoutError::Disconnected) => {
-                hooks::block(harness, None, "sluice: internal error (no decision)")
-            }
-        },
+    // The decision is made on this thread, and a watchdog answers for it at the deadline. The
+    // other way round, every allocation of the decision would grow a thread's own malloc arena
+    // (a system call and page faults a few KiB at a time: a tenth of a hook call).
+    let answered = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = {
+        let answered = Arc::clone(&answered);
+        let deadline = args.deadline;
+        std::thread::Builder::new()
+            .name("hook deadline".into())
+            .spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(deadline)
+                    && !answered.swap(true, Ordering::SeqCst)
+                {
+                    let reason = format!(
+                        "sluice: no decision within {} ms, so the call is blocked",
+                        deadline.as_millis()
+                    );
+                    let reply = hooks::block(harness, None, &reason);
+                    write(&reply);
+                    std::process::exit(i32::from(reply.exit));
+                }
+            })
     };
+    if let Err(error) = watchdog {
+        let reason = format!("sluice: cannot start the deadline: {error}");
+        return emit(&hooks::block(harness, None, &reason));
+    }
+    let reply = std::panic::catch_unwind(|| respond(&args)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        hooks::block(harness, None, &format!("sluice: internal error ({what})"))
+    });
+    if answered.swap(true, Ordering::SeqCst) {
+        // The watchdog answered first and is ending the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    let _ = done.send(());
     emit(&reply)
 }
 
@@ -81,18 +94,31 @@ fn respond(args: &HookArgs) -> Reply {
         project_dir: project_dir(),
         home: std::env::var("HOME").ok(),
     };
-    match load(args, host.project_dir.as_deref()) {
+    // A missing or broken configuration is the first thing to say: it blocks every event.
+    let config = match discover(args, host.project_dir.as_deref()) {
+        Ok(config) => config,
+        Err(reason) => return hooks::block(args.harness, None, &format!("sluice: {reason}")),
+    };
+    let event = match hooks::read_event(args.harness, &input, &host) {
+        Ok(event) => event,
+        Err(error) => return hooks::block(args.harness, None, &format!("sluice: {error}")),
+    };
+    // An event judges a call before it runs or its output after: only the sets with rules
+    // for that stage are read back from the cache.
+    let stages = match event.phase {
+        Phase::Pre | Phase::Permission => Stages::BeforeRun,
+        Phase::Post => Stages::AfterRun,
+    };
+    match load(args, config, stages) {
         Ok((chain, config, hash)) => {
             let started = Instant::now();
             // Labels outlive the process: each event of a session is a hook process of its own.
             let state = FileStore::default_dir();
             let store = state.clone().map(FileStore::new);
-            let answered = hooks::answer_in_session(
-                args.harness,
-                &input,
+            let answered = hooks::answer_event(
+                &event,
                 &chain,
                 Some(&config),
-                &host,
                 store.as_ref().map(|s| s as &dyn SessionStore),
             );
             if let Some(dir) = state
@@ -212,13 +238,20 @@ fn log_decisions(
     file.write_all(lines.as_bytes())
 }
 
-fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config, Option<String>), String> {
+fn discover(args: &HookArgs, project: Option<&str>) -> Result<Config, String> {
     let start = match project {
         Some(dir) => PathBuf::from(dir),
         None => std::env::current_dir()
             .map_err(|e| format!("cannot read the working directory: {e}"))?,
     };
-    let config = Config::discover(args.config.as_deref(), &start).map_err(summary)?;
+    Config::discover(args.config.as_deref(), &start).map_err(summary)
+}
+
+fn load(
+    args: &HookArgs,
+    config: Config,
+    stages: Stages,
+) -> Result<(Chain, Config, Option<String>), String> {
     // The cache holds programs for the interpreter; native code is compiled afresh.
     let cache = match args.cache && args.backend == Backend::Interp {
         true => PolicyCache::for_user(),
@@ -227,7 +260,7 @@ fn load(args: &HookArgs, project: Option<&str>) -> Result<(Chain, Config, Option
     // The policy hash is computed only for a decision log.
     let chain = match (cache, args.log.is_some()) {
         (Some(cache), _) => cache
-            .chain_and_hash(&config)
+            .chain_for(&config, stages)
             .map(|(chain, _, hash)| (chain, Some(hash))),
         (None, true) => config
             .chain_and_inputs(args.backend)
@@ -269,6 +302,11 @@ fn summary(error: ConfigError) -> String {
 }
 
 fn emit(reply: &Reply) -> ExitCode {
+    write(reply);
+    ExitCode::from(reply.exit)
+}
+
+fn write(reply: &Reply) {
     // A closed pipe cannot be answered; the exit status still carries a block.
     if !reply.stdout.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -277,5 +315,4 @@ fn emit(reply: &Reply) -> ExitCode {
     if !reply.stderr.is_empty() {
         let _ = writeln!(std::io::stderr().lock(), "{}", reply.stderr);
     }
-    ExitCode::from(reply.exit)
 }

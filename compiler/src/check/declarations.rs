@@ -42,8 +42,8 @@ pub fn agent_record() -> Arc<Record> {
     Arc::new(Record {
         fields: vec![
             ("id".into(), Ty::Str),
-            ("labels".into(), Ty::List(Box::new(Ty::Str))),
-            ("presets".into(), Ty::List(Box::new(Ty::Str))),
+            ("labels".into(), Ty::List(Arc::new(Ty::Str))),
+            ("presets".into(), Ty::List(Arc::new(Ty::Str))),
         ],
     })
 }
@@ -52,7 +52,7 @@ pub fn agent_record() -> Arc<Record> {
 pub fn session_record() -> Arc<Record> {
     Arc::new(Record {
         fields: vec![
-            ("labels".into(), Ty::List(Box::new(Ty::Str))),
+            ("labels".into(), Ty::List(Arc::new(Ty::Str))),
             // Counts by tool name: any tool, declared or not, so read as JSON (`?? 0`).
             ("calls".into(), Ty::Json),
         ],
@@ -81,8 +81,8 @@ pub fn result_record() -> Arc<Record> {
 
 /// One simple command of `shell(...)`: the fields [`crate::shell::FIELDS`] names, typed.
 pub fn command_record() -> Arc<Record> {
-    let strings = || Ty::List(Box::new(Ty::Str));
-    let paths = || Ty::List(Box::new(Ty::Path));
+    let strings = || Ty::List(Arc::new(Ty::Str));
+    let paths = || Ty::List(Arc::new(Ty::Path));
     let redirect = Record {
         fields: vec![
             ("fd".into(), Ty::Int.optional()),
@@ -97,7 +97,7 @@ pub fn command_record() -> Arc<Record> {
             "argv" | "flags" | "args" | "env" | "wrappers" => strings(),
             "paths" | "reads" | "writes" | "deletes" => paths(),
             "cwd" => Ty::Path.optional(),
-            "redirects" => Ty::List(Box::new(Ty::Record(Arc::new(redirect.clone())))),
+            "redirects" => Ty::List(Arc::new(Ty::Record(Arc::new(redirect.clone())))),
             "unresolved" => Ty::Str.optional(),
             _ => Ty::Bool,
         }
@@ -278,7 +278,7 @@ fn type_of(file: &str, ty: &TypeExpr, diagnostics: &mut Vec<Diagnostic>) -> Ty {
         TypeKind::Float => Ty::Float,
         TypeKind::Bool => Ty::Bool,
         TypeKind::Any => Ty::Json,
-        TypeKind::List(inner) => Ty::List(Box::new(type_of(file, inner, diagnostics))),
+        TypeKind::List(inner) => Ty::List(Arc::new(type_of(file, inner, diagnostics))),
         TypeKind::Record(fields) => Ty::Record(Arc::new(record(file, fields, diagnostics))),
         TypeKind::Enum(values) => Ty::Enum(values.iter().cloned().collect()),
     };

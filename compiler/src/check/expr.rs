@@ -282,7 +282,7 @@ impl<'a> ExprChecker<'a> {
             }
             ExprKind::ArgvMatch { subject, pattern } => {
                 let subject = self.expr(subject)?;
-                let words = Ty::List(Box::new(Ty::Str));
+                let words = Ty::List(Arc::new(Ty::Str));
                 let subject = self.expect(
                     subject,
                     &words,
@@ -355,7 +355,7 @@ impl<'a> ExprChecker<'a> {
             };
             checked.push(item);
         }
-        let ty = Ty::List(Box::new(element.unwrap_or(Ty::Json)));
+        let ty = Ty::List(Arc::new(element.unwrap_or(Ty::Json)));
         Some(TExpr {
             kind: TExprKind::List(checked),
             ty,
@@ -822,7 +822,7 @@ impl<'a> ExprChecker<'a> {
             // `shell(command, cwd, home)` resolves relative operands against `cwd`, and `~` and
             // `$HOME` against `home`.
             "shell" => {
-                let parts = Ty::List(Box::new(Ty::Record(command_record())));
+                let parts = Ty::List(Arc::new(Ty::Record(command_record())));
                 self.text_with_base(name, Builtin::Shell, parts, args, span)
             }
             "url" => {

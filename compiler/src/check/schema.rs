@@ -75,7 +75,7 @@ fn to_type(schema: &Value, depth: usize) -> Ty {
         "integer" => Ty::Int,
         "number" => Ty::Float,
         "boolean" => Ty::Bool,
-        "array" => Ty::List(Box::new(
+        "array" => Ty::List(Arc::new(
             schema
                 .get("items")
                 .map_or(Ty::Json, |items| to_type(items, depth + 1)),
@@ -122,6 +122,7 @@ fn with_type(schema: &Value, kind: &str) -> Value {
 mod tests {
     use super::to_type;
     use crate::check::Ty;
+    use std::sync::Arc;
 
     #[test]
     fn required_fields_are_plain_and_others_optional() {
@@ -143,7 +144,7 @@ mod tests {
         assert_eq!(record.get("n"), Some(&Ty::Int.optional()));
         assert_eq!(
             record.get("tags"),
-            Some(&Ty::List(Box::new(Ty::Str)).optional())
+            Some(&Ty::List(Arc::new(Ty::Str)).optional())
         );
     }
 }

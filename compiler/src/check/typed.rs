@@ -51,7 +51,7 @@ pub enum Const {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Arc<str>),
+    Str(#[serde(deserialize_with = "crate::ir::stored_types::shared_str")] Arc<str>),
 }
 
 #[derive(Clone, Debug, PartialEq)]

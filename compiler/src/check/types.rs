@@ -15,11 +15,11 @@ pub enum Ty {
     /// A parsed URL; only its parts (`.host`, `.scheme`, …) are values.
     Url,
     Null,
-    List(Box<Ty>),
+    List(Arc<Ty>),
     Record(Arc<Record>),
     /// A string that is one of the listed literals.
     Enum(Arc<[String]>),
-    Optional(Box<Ty>),
+    Optional(Arc<Ty>),
     /// Dynamically typed JSON: checked when the policy runs, failing closed on a mismatch.
     Json,
 }
@@ -44,7 +44,7 @@ impl Ty {
     pub fn optional(self) -> Ty {
         match self {
             Ty::Optional(_) | Ty::Json | Ty::Null => self,
-            other => Ty::Optional(Box::new(other)),
+            other => Ty::Optional(Arc::new(other)),
         }
     }
 

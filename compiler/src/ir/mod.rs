@@ -46,6 +46,7 @@ pub struct PatternId(pub u32);
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Slot {
     pub root: Root,
+    #[serde(deserialize_with = "stored_types::shared_strs")]
     pub path: Vec<Arc<str>>,
     /// The declared type; the value is checked against it when read.
     pub ty: Ty,
@@ -67,7 +68,10 @@ pub enum Op {
     Const(Const),
     Fact(SlotId),
     Var(VarId),
-    Member(NodeId, Arc<str>),
+    Member(
+        NodeId,
+        #[serde(deserialize_with = "stored_types::shared_str")] Arc<str>,
+    ),
     Index(NodeId, NodeId),
     List(Vec<NodeId>),
     Concat(Vec<NodeId>),
@@ -133,6 +137,7 @@ pub enum EffectIr {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RedactIr {
     pub regex: RegexId,
+    #[serde(deserialize_with = "stored_types::shared_str")]
     pub family: Arc<str>,
     pub filter: Option<NodeId>,
     pub secret: VarId,
@@ -179,8 +184,6 @@ mod whole_meta {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::sync::Arc;
 
-    type Whole = (Arc<str>, RuleKind, Arc<str>, u32, Span);
-
     pub fn serialize<S: Serializer>(meta: &RuleMeta, serializer: S) -> Result<S::Ok, S::Error> {
         let RuleMeta {
             name,
@@ -192,8 +195,18 @@ mod whole_meta {
         (name, kind, file, line, span).serialize(serializer)
     }
 
+    /// The form read back: the name and file shared.
+    #[derive(Deserialize)]
+    struct Read(
+        #[serde(deserialize_with = "crate::ir::stored_types::shared_str")] Arc<str>,
+        RuleKind,
+        #[serde(deserialize_with = "crate::ir::stored_types::shared_str")] Arc<str>,
+        u32,
+        Span,
+    );
+
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<RuleMeta, D::Error> {
-        let (name, kind, file, line, span) = Whole::deserialize(deserializer)?;
+        let Read(name, kind, file, line, span) = Read::deserialize(deserializer)?;
         Ok(RuleMeta {
             name,
             kind,
@@ -312,6 +325,22 @@ impl ListGroups {
 }
 
 impl Program {
+    /// A program with no rules, judging with `effects`: what a set with no rule for a stage
+    /// judges as at that stage.
+    pub fn without_rules(effects: Arc<crate::shell::EffectTable>) -> Program {
+        Program {
+            slots: Vec::new(),
+            regexes: Vec::new(),
+            globs: Vec::new(),
+            sets: Vec::new(),
+            patterns: Vec::new(),
+            rules: Vec::new(),
+            dispatch: Dispatch::default(),
+            effects,
+            lists: std::sync::OnceLock::new(),
+        }
+    }
+
     /// Whether a rule reads `session` or labels it: a host must then keep the session.
     pub fn uses_session(&self) -> bool {
         self.slots.iter().any(|slot| slot.root == Root::Session)

@@ -6,7 +6,9 @@
 
 use std::cell::RefCell;
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::check::Ty;
@@ -15,6 +17,9 @@ use crate::check::Ty;
 struct Table {
     written: FxHashMap<Ty, u32>,
     read: Vec<Ty>,
+    /// The strings read back so far: a field name, a literal or a rule's file recurs on many
+    /// nodes, and each is one allocation shared, where serde's own `Arc<str>` is three.
+    strings: FxHashSet<Arc<str>>,
 }
 
 thread_local! {
@@ -72,4 +77,41 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ty, D::
             })
             .ok_or_else(|| serde::de::Error::custom(format!("no stored type {number}"))),
     }
+}
+
+/// Reads a string that the program shares: once per distinct text while a table is read.
+pub fn shared_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    struct Shared;
+    impl serde::de::Visitor<'_> for Shared {
+        type Value = Arc<str>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+
+        // Borrowed or not, the text is looked up before anything is allocated.
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Arc<str>, E> {
+            Ok(TABLE.with(|table| {
+                let mut table = table.borrow_mut();
+                let Some(table) = table.as_mut() else {
+                    return Arc::from(text);
+                };
+                if let Some(shared) = table.strings.get(text) {
+                    return Arc::clone(shared);
+                }
+                let shared: Arc<str> = Arc::from(text);
+                table.strings.insert(Arc::clone(&shared));
+                shared
+            }))
+        }
+    }
+    deserializer.deserialize_str(Shared)
+}
+
+/// [`shared_str`] for each string of a list.
+pub fn shared_strs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Arc<str>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Shared(#[serde(deserialize_with = "shared_str")] Arc<str>);
+    let strings = Vec::<Shared>::deserialize(deserializer)?;
+    Ok(strings.into_iter().map(|Shared(text)| text).collect())
 }

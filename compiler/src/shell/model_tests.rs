@@ -426,6 +426,11 @@ fn the_built_in_data_loads() {
     // A malformed data file would load as empty and silently lose every option's value.
     assert!(super::options::programs().count() > 100);
     assert!(super::options::programs().any(|p| p == "git"));
+    // Each program's options are read on first use: every one of them must read.
+    let unread: Vec<_> = super::options::programs()
+        .filter(|program| super::options::unreadable(program))
+        .collect();
+    assert!(unread.is_empty(), "{unread:?}");
 }
 
 #[test]

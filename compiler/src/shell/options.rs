@@ -2,10 +2,11 @@
 //! built-in data (`options.json`), read when a line is parsed, so `git -C dir push` has the
 //! subcommand `push` and `git commit -m "rm -rf /"` has no operand `rm -rf /`.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// Borrowed from the built-in text: a hook reads the table on every call that parses a line,
 /// and copying each of its thousands of names was most of reading it.
@@ -52,19 +53,47 @@ impl ProgramOptions {
     }
 }
 
-static OPTIONS: LazyLock<FxHashMap<&'static str, ProgramOptions>> =
-    LazyLock::new(|| serde_json::from_str(include_str!("options.json")).unwrap_or_default());
+/// One program's options, read from their text on first use: a call names a few programs of
+/// the hundreds the table knows, and reading every list was most of reading the table.
+struct Entry {
+    text: &'static RawValue,
+    read: OnceLock<ProgramOptions>,
+}
+
+static OPTIONS: LazyLock<FxHashMap<&'static str, Entry>> = LazyLock::new(|| {
+    serde_json::from_str::<FxHashMap<&'static str, &'static RawValue>>(include_str!("options.json"))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(program, text)| {
+            let read = OnceLock::new();
+            (program, Entry { text, read })
+        })
+        .collect()
+});
 
 static NONE: LazyLock<ProgramOptions> = LazyLock::new(ProgramOptions::default);
 
 /// The options `program` is known to take.
 pub(super) fn of(program: &str) -> &'static ProgramOptions {
-    OPTIONS.get(program).unwrap_or(&NONE)
+    match OPTIONS.get(program) {
+        Some(entry) => entry
+            .read
+            .get_or_init(|| serde_json::from_str(entry.text.get()).unwrap_or_default()),
+        None => &NONE,
+    }
 }
 
 /// Whether the table knows the options of `program`.
 pub(super) fn is_known(program: &str) -> bool {
     OPTIONS.contains_key(program)
+}
+
+/// Whether the options of `program`, which the table names, do not read (a malformed entry).
+#[cfg(test)]
+pub(super) fn unreadable(program: &str) -> bool {
+    OPTIONS
+        .get(program)
+        .is_some_and(|entry| serde_json::from_str::<ProgramOptions>(entry.text.get()).is_err())
 }
 
 /// How many programs the table knows options of (for the documentation's count).

@@ -12,6 +12,7 @@
 //! The cache is as trusted as the configuration itself: both live where the user (and so the
 //! agent) can write, and `builtin:coding-agent` guards both (lang-spec/hooks.md).
 
+use std::borrow::Cow;
 use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use siphasher::sip128::{Hasher128, SipHasher13};
+use sluice_compiler::ast::RuleKind;
 use sluice_compiler::executable::Executable;
 use sluice_compiler::ir::{Program, stored_types};
 use sluice_compiler::jit::Backend;
@@ -35,7 +37,7 @@ const MAGIC: &[u8; 8] = b"SLUICEPC";
 
 /// The layout of what follows the magic: a checksum of the rest, the key, the built-in effect
 /// table, then the sets. A file of another format is rebuilt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -55,9 +57,23 @@ pub enum CacheUse {
     NotStored,
 }
 
-/// One stored set: what it was compiled from, and what it compiled to.
+/// The rules a caller will run. A hook event judges a call before it runs or its output after
+/// it ran, never both; a set with no rule for that stage is not read back, and judges as a set
+/// without rules (most of the default chain's post-checks are one set, its pre-checks three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stages {
+    /// Every rule.
+    All,
+    /// Pre-checks, gates and concurrency rules: a call that has not run.
+    BeforeRun,
+    /// Post-checks: a call's result.
+    AfterRun,
+}
+
+/// One stored set: what it was compiled from, which stages its rules judge, and what it
+/// compiled to.
 #[derive(Serialize, Deserialize)]
-struct StoredSet {
+struct StoredSet<'a> {
     /// The set's name and files as the configuration's sources named them.
     source: String,
     files: Vec<String>,
@@ -65,7 +81,24 @@ struct StoredSet {
     inputs: Vec<(String, u128)>,
     name: String,
     declared: Vec<String>,
-    program: Program,
+    /// Whether the set has rules that judge a call before it runs, and after.
+    before_run: bool,
+    after_run: bool,
+    /// The program in postcard, with its own table of types, so that it can be left unread.
+    /// It is written as a sequence of bytes and read back borrowed: postcard lays out both
+    /// alike (a length, then the bytes).
+    #[serde(borrow)]
+    program: Cow<'a, [u8]>,
+}
+
+impl StoredSet<'_> {
+    fn needed(&self, stages: Stages) -> bool {
+        match stages {
+            Stages::All => true,
+            Stages::BeforeRun => self.before_run,
+            Stages::AfterRun => self.after_run,
+        }
+    }
 }
 
 impl PolicyCache {
@@ -107,10 +140,21 @@ impl PolicyCache {
         &self,
         config: &Config,
     ) -> Result<(Chain, CacheUse, String), ConfigError> {
+        self.chain_for(config, Stages::All)
+    }
+
+    /// [`PolicyCache::chain_and_hash`] for a caller that runs only `stages`: a stored set with
+    /// no rule for them is not read back.
+    pub fn chain_for(
+        &self,
+        config: &Config,
+        stages: Stages,
+    ) -> Result<(Chain, CacheUse, String), ConfigError> {
         let sources = config.set_sources()?;
         let file = self.file_for(config);
         let key = key(config);
-        if let Some((chain, hash)) = key.and_then(|key| read(&file, key, &sources, config)) {
+        let stored = key.and_then(|key| read(&file, key, &sources, config, stages));
+        if let Some((chain, hash)) = stored {
             return Ok((chain, CacheUse::Hit, hash));
         }
         let compiled = config.compile_sets(&sources, Backend::Interp)?;
@@ -124,24 +168,33 @@ impl PolicyCache {
         let Some(key) = key else {
             return Ok((chain_of(sources, compiled), CacheUse::NotStored, identity));
         };
-        let stored: Vec<StoredSet> = sources
+        let stored: Option<Vec<StoredSet>> = sources
             .iter()
             .zip(&compiled)
-            .map(|((source, _), (policy, inputs))| StoredSet {
-                source: source.name.clone(),
-                files: file_names(source),
-                inputs: inputs
-                    .iter()
-                    .map(|(path, text)| (path.clone(), hash(text.as_bytes())))
-                    .collect(),
-                name: policy.name.clone(),
-                declared: policy.declared().map(str::to_string).collect(),
-                program: Program::clone(policy.executable.program()),
+            .map(|((source, _), (policy, inputs))| {
+                let program = policy.executable.program();
+                let kinds = || program.rules.iter().map(|rule| rule.meta.kind);
+                Some(StoredSet {
+                    source: source.name.clone(),
+                    files: file_names(source),
+                    inputs: inputs
+                        .iter()
+                        .map(|(path, text)| (path.clone(), hash(text.as_bytes())))
+                        .collect(),
+                    name: policy.name.clone(),
+                    declared: policy.declared().map(str::to_string).collect(),
+                    before_run: kinds().any(|kind| kind != RuleKind::Postcheck),
+                    after_run: kinds().any(|kind| kind == RuleKind::Postcheck),
+                    program: Cow::Owned(
+                        stored_types::with_table(|| postcard::to_stdvec(&**program)).ok()?,
+                    ),
+                })
             })
             .collect();
-        let used = match write(&file, key, &stored) {
-            Ok(()) => CacheUse::Rebuilt,
-            Err(_) => CacheUse::NotStored,
+        let written = stored.map(|stored| write(&file, key, &stored));
+        let used = match written {
+            Some(Ok(())) => CacheUse::Rebuilt,
+            Some(Err(_)) | None => CacheUse::NotStored,
         };
         Ok((chain_of(sources, compiled), used, identity))
     }
@@ -176,6 +229,7 @@ fn read(
     key: u128,
     sources: &[(SetSource, Scope)],
     config: &Config,
+    stages: Stages,
 ) -> Option<(Chain, String)> {
     let bytes = std::fs::read(file).ok()?;
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
@@ -198,7 +252,7 @@ fn read(
     let (table, sets) = rest.split_at_checked(u32::from_le_bytes(*table_len) as usize)?;
     let built_in: Vec<EffectRow> = postcard::from_bytes(table).ok()?;
     EffectTable::preload_built_in(built_in);
-    let stored: Vec<StoredSet> = stored_types::with_table(|| postcard::from_bytes(sets)).ok()?;
+    let stored: Vec<StoredSet> = postcard::from_bytes(sets).ok()?;
     if stored.len() != sources.len() {
         return None;
     }
@@ -220,7 +274,11 @@ fn read(
         if !current {
             return None;
         }
-        let executable = Executable::for_one_call(Arc::new(set.program));
+        let program = match set.needed(stages) {
+            true => stored_types::with_table(|| postcard::from_bytes(&set.program)).ok()?,
+            false => Program::without_rules(EffectTable::built_in()),
+        };
+        let executable = Executable::for_one_call(Arc::new(program));
         let policy = LoadedPolicy::from_parts(set.name, executable, set.declared);
         chain.push(scope.clone(), Arc::new(policy));
     }
@@ -241,8 +299,7 @@ fn write(file: &Path, key: u128, stored: &[StoredSet]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let table =
         postcard::to_stdvec(EffectTable::built_in().rows()).map_err(std::io::Error::other)?;
-    let sets =
-        stored_types::with_table(|| postcard::to_stdvec(stored)).map_err(std::io::Error::other)?;
+    let sets = postcard::to_stdvec(stored).map_err(std::io::Error::other)?;
     let table_len = u32::try_from(table.len()).map_err(std::io::Error::other)?;
     let mut body = Vec::with_capacity(20 + table.len() + sets.len());
     body.extend_from_slice(&key.to_le_bytes());

@@ -6,7 +6,7 @@
 mod cache;
 mod parse;
 
-pub use cache::{CacheUse, PolicyCache, policy_hash, text_hash};
+pub use cache::{CacheUse, PolicyCache, Stages, policy_hash, text_hash};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -197,6 +197,14 @@ pub struct Answered {
     pub outcomes: Vec<ChainOutcome>,
 }
 
+fn unjudged(reply: Reply) -> Answered {
+    Answered {
+        reply,
+        calls: Vec::new(),
+        outcomes: Vec::new(),
+    }
+}
+
 /// [`answer`], with what was judged.
 pub fn answer_in_full(
     harness: Harness,
@@ -218,15 +226,20 @@ pub fn answer_in_session(
     host: &Host,
     sessions: Option<&dyn SessionStore>,
 ) -> Answered {
-    let unjudged = |reply| Answered {
-        reply,
-        calls: Vec::new(),
-        outcomes: Vec::new(),
-    };
-    let event = match read(harness, input, host) {
-        Ok(event) => event,
-        Err(error) => return unjudged(block(harness, None, &format!("sluice: {error}"))),
-    };
+    match read_event(harness, input, host) {
+        Ok(event) => answer_event(&event, chain, config, sessions),
+        Err(error) => unjudged(block(harness, None, &format!("sluice: {error}"))),
+    }
+}
+
+/// [`answer_in_session`] for an event already read.
+pub fn answer_event(
+    event: &HookEvent,
+    chain: &Chain,
+    config: Option<&Config>,
+    sessions: Option<&dyn SessionStore>,
+) -> Answered {
+    let harness = event.harness;
     let mut calls: Vec<Call> = event
         .calls
         .iter()
@@ -249,7 +262,7 @@ pub fn answer_in_session(
             {
                 tracing::warn!("the call could not be counted in its session: {why}");
             }
-            let reply = decide(&event, &verdict);
+            let reply = decide(event, &verdict);
             Answered {
                 reply,
                 calls,
@@ -273,7 +286,7 @@ pub fn answer_in_session(
                 );
                 return unjudged(block(harness, Some(Phase::Post), &reason));
             }
-            let reply = rewrite_reply(&event, &rewrite);
+            let reply = rewrite_reply(event, &rewrite);
             Answered {
                 reply,
                 calls,
@@ -292,7 +305,9 @@ pub fn block(harness: Harness, phase: Option<Phase>, reason: &str) -> Reply {
     }
 }
 
-fn read(harness: Harness, input: &str, host: &Host) -> Result<HookEvent, HookError> {
+/// One hook event as the harness sent it, read; an event that cannot be read is answered
+/// with [`block`].
+pub fn read_event(harness: Harness, input: &str, host: &Host) -> Result<HookEvent, HookError> {
     let value =
         sluice_compiler::json::from_str(input).map_err(|e| HookError::NotJson(e.to_string()))?;
     if !value.is_object() {

@@ -351,7 +351,7 @@ fn every_bad_event_blocks() {
 #[test]
 fn context_comes_from_the_event_and_the_host() {
     let event = claude_pre("Bash", json!({ "command": "ls" }));
-    let read = super::read(Harness::Claude, &event.to_string(), &host()).unwrap();
+    let read = super::read_event(Harness::Claude, &event.to_string(), &host()).unwrap();
     let call = &read.calls[0];
     assert_eq!(call.agent.id, "claude-code");
     assert_eq!(call.args["cwd"], "/work/project");
