@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use sluice_http::{LogOptions, LogTarget};
-use sluice_mcp::{Options, Server};
+use sluice_mcp::{Named, Options, Server};
 
 use super::CliError;
 
@@ -44,9 +44,11 @@ pub struct McpArgs {
     /// stdin and stdout; each client session gets a server session of its own
     #[arg(long)]
     listen: Option<std::net::SocketAddr>,
-    /// A server already running that speaks streamable HTTP, instead of a command: `http://…/mcp`
+    /// A server already running that speaks streamable HTTP, instead of a command:
+    /// `http://…/mcp` (with `--name`), or `NAME=http://…/mcp`. Repeat `NAME=URL` to put several
+    /// servers behind the gateway: the client then sees their tools as `NAME__TOOL`
     #[arg(long, conflicts_with = "command", required_unless_present = "command")]
-    upstream: Option<String>,
+    upstream: Vec<String>,
     /// The server to start, after `--`: `sluice mcp -- npx -y @scope/server ARGS…`
     #[arg(last = true, num_args = 1..)]
     command: Vec<String>,
@@ -54,33 +56,10 @@ pub struct McpArgs {
 
 pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
     let config = super::serve::config_path(args.config)?;
-    let server = match args.upstream {
-        Some(url) if url.starts_with("http://") => Server::Url(url),
-        Some(url) => {
-            return Err(format!(
-                "`{url}` is not an http:// URL: the gateway reaches servers over plain HTTP (on loopback or a trusted network) or starts them with `-- COMMAND`"
-            ));
-        }
-        None => Server::Command(args.command),
-    };
-    let name = match (args.name, &server) {
-        (Some(name), _) => name,
-        (None, Server::Command(command)) => server_name(command),
-        (None, Server::Url(_)) => {
-            return Err(
-                "`--upstream` needs `--name`: a URL does not say what the server is called".into(),
-            );
-        }
-    };
-    if name.is_empty() || name.contains("__") {
-        return Err(format!(
-            "`{name}` cannot name a server: tools are `mcp__NAME__TOOL`, so give `--name` a name without `__`"
-        ));
-    }
+    let servers = servers(args.name, args.upstream, args.command)?;
     let options = Options {
         config,
-        server,
-        name,
+        servers,
         agent: args.agent,
         tool_timeout: Duration::from_millis(args.tool_timeout_ms.max(1)),
         max_result_bytes: args.max_result_bytes,
@@ -105,6 +84,77 @@ pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     outcome.map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The servers behind the gateway, each with its name: one command, one URL with `--name`, or
+/// `NAME=URL`s.
+fn servers(
+    name: Option<String>,
+    upstreams: Vec<String>,
+    command: Vec<String>,
+) -> Result<Vec<Named>, CliError> {
+    let servers = if upstreams.is_empty() {
+        let name = name.unwrap_or_else(|| server_name(&command));
+        vec![Named {
+            name,
+            server: Server::Command(command),
+        }]
+    } else if let ([url], Some(name)) = (upstreams.as_slice(), &name) {
+        vec![Named {
+            name: name.clone(),
+            server: Server::Url(http_url(url)?),
+        }]
+    } else {
+        if name.is_some() {
+            return Err(
+                "`--name` names the one server of a command or of a bare URL: with several servers, name each as `--upstream NAME=URL`".into(),
+            );
+        }
+        let mut named = Vec::with_capacity(upstreams.len());
+        for upstream in &upstreams {
+            let Some((name, url)) = upstream.split_once('=').filter(|(_, url)| !url.is_empty())
+            else {
+                return Err(if upstreams.len() == 1 {
+                    format!(
+                        "`--upstream {upstream}` needs `--name`: a URL does not say what the server is called"
+                    )
+                } else {
+                    format!(
+                        "`--upstream {upstream}` names no server: with several servers, each is `--upstream NAME=URL`"
+                    )
+                });
+            };
+            if named.iter().any(|n: &Named| n.name == name) {
+                return Err(format!(
+                    "two servers are named `{name}`: each server behind the gateway needs a name of its own"
+                ));
+            }
+            named.push(Named {
+                name: name.to_string(),
+                server: Server::Url(http_url(url)?),
+            });
+        }
+        named
+    };
+    for server in &servers {
+        let name = &server.name;
+        if name.is_empty() || name.contains("__") {
+            return Err(format!(
+                "`{name}` cannot name a server: tools are `mcp__NAME__TOOL`, so give it a name without `__`"
+            ));
+        }
+    }
+    Ok(servers)
+}
+
+fn http_url(url: &str) -> Result<String, CliError> {
+    if url.starts_with("http://") {
+        Ok(url.to_string())
+    } else {
+        Err(format!(
+            "`{url}` is not an http:// URL: the gateway reaches servers over plain HTTP (on loopback or a trusted network) or starts them with `-- COMMAND`"
+        ))
+    }
 }
 
 /// The programs that start a server named by their first argument rather than being it.

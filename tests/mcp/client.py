@@ -112,6 +112,35 @@ async def reload(session, seen, root):
     seen["after"] = sorted(t.name for t in (await session.list_tools()).tools)
 
 
+async def several(session, seen, _root):
+    """Two server-everything behind one gateway, named `everything` and `other`."""
+    seen["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+    seen["echo"] = outcome(await session.call_tool("everything__echo", {"message": "hello tok_abcd1234"}))
+    seen["ask"] = outcome(await session.call_tool("everything__echo", {"message": "ask me"}))
+    seen["other_ask"] = outcome(await session.call_tool("other__echo", {"message": "ask me"}))
+    seen["vetoed"] = outcome(await session.call_tool("other__echo", {"message": "forbidden"}))
+    seen["hidden_call"] = await error_of(session.call_tool("other__get-env", {}))
+    seen["no_server"] = await error_of(session.call_tool("nowhere__echo", {"message": "x"}))
+    seen["prompts"] = sorted(p.name for p in (await session.list_prompts()).prompts)
+    prompt = await session.get_prompt("other__simple-prompt")
+    seen["prompt"] = prompt.messages[0].content.text
+    reference = types.PromptReference(type="ref/prompt", name="other__completable-prompt")
+    seen["completion"] = (await session.complete(reference, {"name": "department", "value": "E"})).completion.values
+    resources = (await session.list_resources()).resources
+    seen["resources"] = len(resources)
+    read = await session.read_resource(resources[0].uri)
+    seen["read"] = str(read.contents[0].uri)
+    updates = []
+
+    async def on_progress(done, total, message):
+        updates.append(done)
+
+    result = await session.call_tool(
+        "other__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+    )
+    seen["progress"] = {"result": outcome(result), "updates": updates}
+
+
 CHANGED = anyio.Event()
 
 
@@ -128,6 +157,7 @@ SCENARIOS = {
     "timeout": timeout,
     "lying": lying,
     "reload": reload,
+    "several": several,
 }
 
 

@@ -195,3 +195,101 @@ fn a_client_of_the_2026_revision_is_served_over_both_transports() {
         assert_eq!(seen["ask"]["error"], true, "{seen}");
     }
 }
+
+#[test]
+fn several_servers_sit_behind_one_gateway() {
+    let Some(bin) = peers() else { return };
+    let project = Project::new("several");
+    let (first, second) = (HttpServer::start(&bin), HttpServer::start(&bin));
+    let everything = format!("everything={}", first.url);
+    let other = format!("other={}", second.url);
+    let upstreams = ["--upstream", &everything, "--upstream", &other];
+    // Neither `--name` nor `--`: each server is named with its URL.
+    let mut stdio = project.gateway("unused", &upstreams, &[]);
+    stdio.retain(|arg| arg != "--name" && arg != "unused" && arg != "--");
+    let seen = scenario("several", &project.root(), "none", &stdio);
+
+    let tools = seen["tools"].as_array().unwrap();
+    for shown in ["everything__echo", "other__echo", "everything__get-env"] {
+        assert!(tools.iter().any(|t| t == shown), "{shown}: {seen}");
+    }
+    // A tool the policies always refuse is gone from the list, and a call to it is unknown.
+    assert!(!tools.iter().any(|t| t == "other__get-env"), "{seen}");
+    let hidden = seen["hidden_call"]["rpc_error"].as_str().unwrap();
+    assert!(
+        hidden.contains("other__get-env") && hidden.contains("never_env"),
+        "{seen}"
+    );
+    assert!(
+        seen["no_server"]["rpc_error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `nowhere__echo`"),
+        "{seen}"
+    );
+    // Each server's calls are judged as that server's: `mcp__everything__echo` asks (and no
+    // client approval is possible), `mcp__other__echo` has its own gate.
+    assert_eq!(seen["echo"]["text"], "Echo: hello [REDACTED token]");
+    assert_eq!(seen["ask"]["error"], true, "{seen}");
+    assert_eq!(seen["other_ask"]["text"], "Echo: ask me", "{seen}");
+    assert_eq!(seen["vetoed"]["error"], true, "{seen}");
+    assert!(
+        seen["vetoed"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no_forbidden_words"),
+        "{seen}"
+    );
+    // Prompts are named like tools; resources keep their URIs and are read from their server.
+    let prompts = seen["prompts"].as_array().unwrap();
+    assert!(
+        prompts.iter().any(|p| p == "other__simple-prompt"),
+        "{seen}"
+    );
+    assert!(
+        prompts.iter().any(|p| p == "everything__simple-prompt"),
+        "{seen}"
+    );
+    assert!(
+        seen["prompt"].as_str().unwrap().contains("simple prompt"),
+        "{seen}"
+    );
+    assert!(!seen["completion"].as_array().unwrap().is_empty(), "{seen}");
+    assert!(seen["resources"].as_u64().unwrap() > 1, "{seen}");
+    assert!(
+        seen["read"].as_str().unwrap().starts_with("demo://"),
+        "{seen}"
+    );
+    assert_eq!(seen["progress"]["result"]["error"], false, "{seen}");
+    assert!(
+        !seen["progress"]["updates"].as_array().unwrap().is_empty(),
+        "{seen}"
+    );
+
+    let log = project.decisions();
+    let vetoed = log
+        .iter()
+        .find(|d| d["input"]["args"]["message"] == "forbidden")
+        .unwrap_or_else(|| panic!("{log:?}"));
+    assert_eq!(vetoed["tool"], "mcp__other__echo", "{vetoed}");
+}
+
+#[test]
+fn several_servers_each_need_a_name() {
+    let project = Project::new("several-names");
+    let mut line = project.gateway(
+        "unused",
+        &[
+            "--upstream",
+            "http://127.0.0.1:9/mcp",
+            "--upstream",
+            "b=http://127.0.0.1:9/mcp",
+        ],
+        &[],
+    );
+    line.retain(|arg| arg != "--name" && arg != "unused" && arg != "--");
+    let output = Command::new(&line[0]).args(&line[1..]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("each is `--upstream NAME=URL`"), "{stderr}");
+}

@@ -31,6 +31,8 @@ tool mcp__fs__write_file { path: string, content: string }
 tool mcp__fs__read_text_file { path: string }
 tool mcp__fs__move_file { source: string, destination: string }
 tool mcp__everything__echo { message: string }
+tool mcp__other__echo { message: string }
+tool mcp__other__get-env {}
 
 precheck deny_env_writes on mcp__fs__write_file
   when args.path.ends_with(".env")
@@ -42,6 +44,13 @@ gate never_move on mcp__fs__move_file
 precheck ask_echo_ask on mcp__everything__echo
   when args.message == "ask me"
   => ask "echoing this needs a person"
+
+gate no_forbidden_words on mcp__other__echo
+  when args.message == "forbidden"
+  => "the other server echoes no forbidden words"
+
+gate never_env on mcp__other__get-env
+  => "the other server's environment stays private"
 
 postcheck redact_token on *
   when result.content matches r"tok_[a-z0-9]{8}"

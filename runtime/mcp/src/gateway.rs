@@ -1,6 +1,7 @@
 //! The gateway as the client's server: every request goes to the server untouched, except
 //! `tools/list`, which shows the catalogue, and `tools/call`, which goes through the pipeline.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ use crate::catalogue::{Catalogue, Hidden};
 use crate::log::Journal;
 use crate::relay::{Failure, Relay};
 use crate::upstream::{self, ServerSide, Upstream, passed_on};
-use crate::{Options, postcheck, precheck};
+use crate::{Named, Options, aggregate, postcheck, precheck};
 
 pub struct Gateway {
     shared: Arc<Shared>,
@@ -56,31 +57,59 @@ impl Core {
     }
 }
 
-/// One client session: its server session, the catalogue it was shown, how its server ended.
+/// One client session: a server session per server behind the gateway, and how they ended.
 pub(crate) struct Shared {
-    core: Arc<Core>,
-    pub relay: Arc<Relay>,
-    upstream: OnceCell<Upstream>,
-    /// The catalogue of the last `tools/list`, which `tools/call` holds calls to.
-    catalogue: Mutex<Catalogue>,
-    /// Cancelled when the server's session ends: the gateway then ends too.
+    pub core: Arc<Core>,
+    pub slots: Vec<Slot>,
+    /// Which server listed each resource URI (and template), by its place in `slots`: with
+    /// several servers, where a read goes.
+    pub owners: Mutex<HashMap<String, usize>>,
+    /// Cancelled when a server's session ends: the gateway then ends too.
     pub upstream_gone: CancellationToken,
     /// Why the server's session ended.
     pub upstream_end: Arc<Mutex<Option<String>>>,
 }
 
+/// One server in one client session: its session, once open, and the catalogue it was shown.
+pub(crate) struct Slot {
+    pub named: Named,
+    /// The server's requests to the client and its progress tokens: a relay per server, since
+    /// each server session numbers its own requests.
+    pub relay: Arc<Relay>,
+    upstream: OnceCell<Upstream>,
+    /// The catalogue of the last `tools/list`, which `tools/call` holds calls to.
+    catalogue: Mutex<Catalogue>,
+}
+
+/// A request's answer: the gateway's own, or the servers' (which the client's protocol era
+/// shapes).
+pub(crate) enum Answer {
+    Own(ServerResult),
+    Relayed(ServerResult),
+}
+
 impl Gateway {
     pub(crate) fn new(core: Arc<Core>) -> Gateway {
-        let relay = Arc::new(Relay::default());
-        if let Ok(mut sessions) = core.sessions.lock() {
-            sessions.push(Arc::downgrade(&relay));
+        let slots: Vec<Slot> = core
+            .options
+            .servers
+            .iter()
+            .map(|named| Slot {
+                named: named.clone(),
+                relay: Arc::new(Relay::default()),
+                upstream: OnceCell::new(),
+                catalogue: Mutex::new(Catalogue::default()),
+            })
+            .collect();
+        // A reload tells the client once, through any one of its relays.
+        if let (Some(slot), Ok(mut sessions)) = (slots.first(), core.sessions.lock()) {
+            sessions.push(Arc::downgrade(&slot.relay));
         }
         Gateway {
             shared: Arc::new(Shared {
                 core,
-                relay,
-                upstream: OnceCell::new(),
-                catalogue: Mutex::new(Catalogue::default()),
+                slots,
+                owners: Mutex::new(HashMap::new()),
                 upstream_gone: CancellationToken::new(),
                 upstream_end: Arc::new(Mutex::new(None)),
             }),
@@ -93,18 +122,23 @@ impl Gateway {
 }
 
 impl Shared {
-    /// The server's session, opened on the client's first request with the client's identity
+    /// How many client requests are waiting on a server.
+    pub fn in_flight(&self) -> usize {
+        self.slots.iter().map(|slot| slot.relay.in_flight()).sum()
+    }
+
+    /// A server's session, opened on the client's first request with the client's identity
     /// and capabilities, so that the server offers what it would offer the client itself.
-    async fn upstream(
+    pub async fn open<'a>(
         &self,
+        slot: &'a Slot,
         client: impl FnOnce() -> ClientConfig,
-    ) -> Result<&Upstream, ErrorData> {
-        self.upstream
+    ) -> Result<&'a Upstream, ErrorData> {
+        slot.upstream
             .get_or_try_init(|| async {
                 let (upstream, running) =
-                    upstream::start(&self.core.options.server, client(), self.relay.clone())
-                        .await?;
-                self.watch(running);
+                    upstream::start(&slot.named.server, client(), slot.relay.clone()).await?;
+                self.watch(&slot.named, running);
                 Ok::<Upstream, String>(upstream)
             })
             .await
@@ -115,10 +149,10 @@ impl Shared {
     }
 
     /// Marks the server gone when its session ends, and why: over stdio the gateway then ends.
-    fn watch(&self, running: RunningService<RoleClient, ServerSide>) {
+    fn watch(&self, named: &Named, running: RunningService<RoleClient, ServerSide>) {
         let gone = self.upstream_gone.clone();
         let end = self.upstream_end.clone();
-        let name = self.core.options.server.to_string();
+        let name = named.server.to_string();
         tokio::spawn(async move {
             let reason = match running.waiting().await {
                 Ok(reason) => format!("{reason:?}"),
@@ -141,6 +175,7 @@ impl Shared {
     /// The server's tools in the client's view.
     async fn list_tools(
         &self,
+        slot: &Slot,
         upstream: &Upstream,
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
@@ -151,16 +186,16 @@ impl Shared {
             }
             _ => true,
         };
-        let answer = self.forward(upstream, request, context).await?;
+        let answer = self.forward(slot, upstream, request, context).await?;
         let ServerResult::ListToolsResult(mut list) = answer else {
             return Ok(answer);
         };
-        list.tools = self.sort(std::mem::take(&mut list.tools), first_page);
+        list.tools = self.sort(slot, std::mem::take(&mut list.tools), first_page);
         Ok(ServerResult::ListToolsResult(list))
     }
 
     /// Sorts a page of the server's tools into the catalogue; the ones the client sees.
-    fn sort(&self, tools: Vec<Tool>, first_page: bool) -> Vec<Tool> {
+    pub fn sort(&self, slot: &Slot, tools: Vec<Tool>, first_page: bool) -> Vec<Tool> {
         let loaded = self.core.engine.current();
         let probe = precheck::call(
             &loaded.config,
@@ -169,14 +204,17 @@ impl Shared {
             None,
         );
         let catalogue = Catalogue::build(tools, &loaded.chain, &probe, |name| {
-            self.core.options.vocabulary(name)
+            slot.named.vocabulary(name)
         });
         for (name, why) in &catalogue.hidden {
             if let Hidden::Malformed(problem) = why {
-                eprintln!("sluice mcp: warning: `{name}` is hidden from the client: {problem}");
+                let server = &slot.named.name;
+                eprintln!(
+                    "sluice mcp: warning: `{name}` of `{server}` is hidden from the client: {problem}"
+                );
             }
         }
-        if let Ok(mut current) = self.catalogue.lock() {
+        if let Ok(mut current) = slot.catalogue.lock() {
             current.listed = true;
             // A later page of a paginated list keeps what earlier pages hid.
             if first_page {
@@ -190,8 +228,13 @@ impl Shared {
 
     /// The catalogue, listed from the server first if the client never listed it: a client may
     /// call a tool it was never shown, and a tool that cannot be checked is not called unchecked.
-    async fn hidden(&self, upstream: &Upstream, name: &str) -> Result<Option<Hidden>, ErrorData> {
-        let listed = self.catalogue.lock().is_ok_and(|c| c.listed);
+    async fn hidden(
+        &self,
+        slot: &Slot,
+        upstream: &Upstream,
+        name: &str,
+    ) -> Result<Option<Hidden>, ErrorData> {
+        let listed = slot.catalogue.lock().is_ok_and(|c| c.listed);
         if !listed {
             let tools = upstream.peer.list_all_tools().await.map_err(|e| {
                 ErrorData::internal_error(
@@ -199,9 +242,9 @@ impl Shared {
                     None,
                 )
             })?;
-            self.sort(tools, true);
+            self.sort(slot, tools, true);
         }
-        Ok(self
+        Ok(slot
             .catalogue
             .lock()
             .ok()
@@ -210,19 +253,25 @@ impl Shared {
 
     /// `tools/call` through the pipeline: pre-checks and gates, approval, the call with its
     /// timeout, post-checks; every decision to the log.
-    async fn call_tool(
+    pub async fn call_tool(
         &self,
+        slot: &Slot,
         upstream: &Upstream,
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
         let started = Instant::now();
-        let name = params.name.to_string();
-        if let Some(why) = self.hidden(upstream, &name).await? {
+        let tool = params.name.to_string();
+        // The name the client called it by, for what the client reads.
+        let name = match self.slots.len() {
+            1 => tool.clone(),
+            _ => format!("{}__{tool}", slot.named.name),
+        };
+        if let Some(why) = self.hidden(slot, upstream, &tool).await? {
             return Err(unknown_tool(&name, &why));
         }
         let loaded = self.core.engine.current();
-        let vocabulary = self.core.options.vocabulary(&name);
+        let vocabulary = slot.named.vocabulary(&tool);
         let call = precheck::call(
             &loaded.config,
             &self.core.options.agent,
@@ -246,7 +295,7 @@ impl Shared {
             )));
         }
         let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
-        let answer = self
+        let answer = slot
             .relay
             .to_upstream(
                 &upstream.peer,
@@ -289,13 +338,14 @@ impl Shared {
     }
 
     /// Any other request: to the server and back, cancellable by the client.
-    async fn forward(
+    pub async fn forward(
         &self,
+        slot: &Slot,
         upstream: &Upstream,
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        self.relay
+        slot.relay
             .to_upstream(
                 &upstream.peer,
                 with_meta(request, context),
@@ -309,7 +359,7 @@ impl Shared {
 
     /// The identity and capabilities the server's session opens with: the client's own, from
     /// its `initialize` or, in the 2026-07-28 revision, from its request's `_meta`.
-    fn client_config(
+    pub fn client_config(
         &self,
         context: &RequestContext<RoleServer>,
         request: &ClientRequest,
@@ -346,6 +396,48 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// A request of a client with one server behind the gateway.
+    async fn answer_alone(
+        &self,
+        slot: &Slot,
+        request: ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Answer, ErrorData> {
+        let upstream = self
+            .open(slot, || self.client_config(context, &request))
+            .await?;
+        let relayed = match request {
+            ClientRequest::InitializeRequest(initialize) => {
+                let mut described = Shared::described(upstream);
+                described.protocol_version = initialize.params.protocol_version.clone();
+                return Ok(Answer::Own(ServerResult::InitializeResult(described)));
+            }
+            ClientRequest::DiscoverRequest(_) => {
+                return Ok(Answer::Own(discovered(Shared::described(upstream))));
+            }
+            ClientRequest::PingRequest(_) => return Ok(Answer::Own(ServerResult::empty(()))),
+            ClientRequest::ListToolsRequest(_) => {
+                self.list_tools(slot, upstream, request, context).await
+            }
+            ClientRequest::CallToolRequest(call) => {
+                self.call_tool(slot, upstream, call.params, context).await
+            }
+            other => self.forward(slot, upstream, other, context).await,
+        };
+        relayed.map(Answer::Relayed)
+    }
+}
+
+/// The answer to `server/discover`: what the gateway serves, in every era it speaks, never
+/// cached (a reload changes the tools shown).
+pub(crate) fn discovered(described: ServerConfig) -> ServerResult {
+    let mut result =
+        DiscoverResult::from_server_info(ProtocolVersion::KNOWN_VERSIONS.to_vec(), described);
+    result.ttl_ms = 0;
+    ServerResult::DiscoverResult(result)
+}
+
 impl Service<RoleServer> for Gateway {
     async fn handle_request(
         &self,
@@ -353,47 +445,28 @@ impl Service<RoleServer> for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
         let shared = &self.shared;
-        shared.relay.meet_downstream(&context.peer);
-        let upstream = shared
-            .upstream(|| shared.client_config(&context, &request))
-            .await?;
+        for slot in &shared.slots {
+            slot.relay.meet_downstream(&context.peer);
+        }
         let modern = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let result = match request {
-            ClientRequest::InitializeRequest(initialize) => {
-                let mut described = Shared::described(upstream);
-                described.protocol_version = initialize.params.protocol_version.clone();
-                return Ok(ServerResult::InitializeResult(described));
-            }
-            ClientRequest::DiscoverRequest(_) => {
-                let described = Shared::described(upstream);
-                let mut result = DiscoverResult::from_server_info(
-                    ProtocolVersion::KNOWN_VERSIONS.to_vec(),
-                    described,
-                );
-                result.ttl_ms = 0;
-                return Ok(ServerResult::DiscoverResult(result));
-            }
-            ClientRequest::PingRequest(_) => return Ok(ServerResult::empty(())),
-            ClientRequest::ListToolsRequest(_) => {
-                shared.list_tools(upstream, request, &context).await
-            }
-            ClientRequest::CallToolRequest(call) => {
-                shared.call_tool(upstream, call.params, &context).await
-            }
-            other => shared.forward(upstream, other, &context).await,
+        let answer = match shared.slots.as_slice() {
+            [slot] => shared.answer_alone(slot, request, &context).await?,
+            _ => aggregate::answer(shared, request, &context).await?,
         };
-        result.map(|mut result| {
-            if modern {
-                mark_complete(&mut result);
-                result.fill_missing_cache_hints();
-            } else {
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-            }
-            result
-        })
+        let mut result = match answer {
+            Answer::Own(result) => return Ok(result),
+            Answer::Relayed(result) => result,
+        };
+        if modern {
+            mark_complete(&mut result);
+            result.fill_missing_cache_hints();
+        } else {
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+        }
+        Ok(result)
     }
 
     async fn handle_notification(
@@ -401,9 +474,6 @@ impl Service<RoleServer> for Gateway {
         notification: ClientNotification,
         context: NotificationContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let Some(upstream) = self.shared.upstream.get() else {
-            return Ok(());
-        };
         let mut notification = match notification {
             // Cancels end the request they name, which tells the server; the server's session
             // has its own `initialized`.
@@ -412,14 +482,24 @@ impl Service<RoleServer> for Gateway {
             other => other,
         };
         *notification.get_meta_mut() = context.meta;
-        let _ = upstream.peer.send_notification(notification).await;
+        // Roots and the like concern every server behind the gateway.
+        for upstream in self.shared.slots.iter().filter_map(|s| s.upstream.get()) {
+            let _ = upstream.peer.send_notification(notification.clone()).await;
+        }
         Ok(())
     }
 
     fn get_info(&self) -> ServerConfig {
-        match self.shared.upstream.get() {
-            Some(upstream) => Shared::described(upstream),
-            None => InitializeResult::new(Default::default()),
+        let open: Vec<(&Slot, &Upstream)> = self
+            .shared
+            .slots
+            .iter()
+            .filter_map(|slot| Some((slot, slot.upstream.get()?)))
+            .collect();
+        match (self.shared.slots.len(), open.as_slice()) {
+            (1, [(_, upstream)]) => Shared::described(upstream),
+            (1, _) => InitializeResult::new(Default::default()),
+            _ => aggregate::described(&open),
         }
     }
 }

@@ -9,9 +9,13 @@
 //! progress, sampling, elicitation and roots from the server) passes through untouched.
 //! lang-spec/mcp.md has the mapping.
 //!
+//! Several servers can sit behind one gateway ([`aggregate`]): the client then sees each one's
+//! tools and prompts as `SERVER__NAME`, and the policies see `mcp__SERVER__TOOL` as ever.
+//!
 //! Nothing here fails open: an evaluation error refuses the call, a tool that cannot be checked
 //! is hidden, and a result too large to check is withheld.
 
+mod aggregate;
 mod catalogue;
 mod gateway;
 mod http;
@@ -36,10 +40,8 @@ pub use catalogue::{Catalogue, Hidden, always_refused};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub config: PathBuf,
-    /// The server behind the gateway.
-    pub server: Server,
-    /// The server's name in the policies' vocabulary: its tools are `mcp__NAME__TOOL`.
-    pub name: String,
+    /// The servers behind the gateway: one, or several over streamable HTTP.
+    pub servers: Vec<Named>,
     /// The agent id calls carry, which `scope = "agent:ID"` selects.
     pub agent: String,
     /// How long a tool call may run before the gateway cancels it.
@@ -49,7 +51,16 @@ pub struct Options {
     pub log: Option<LogOptions>,
 }
 
-impl Options {
+/// A server behind the gateway and its name in the policies' vocabulary.
+#[derive(Clone, Debug)]
+pub struct Named {
+    /// Its tools are `mcp__NAME__TOOL` to the policies (and `NAME__TOOL` to a client of several
+    /// servers).
+    pub name: String,
+    pub server: Server,
+}
+
+impl Named {
     /// A tool's name in the policies: `mcp__SERVER__TOOL`, as hosts name MCP tools.
     pub fn vocabulary(&self, tool: &str) -> String {
         format!("mcp__{}__{tool}", self.name)
@@ -138,7 +149,7 @@ pub async fn run_stdio(options: Options) -> Result<(), GatewayError> {
         () = shared.upstream_gone.cancelled() => {
             // In-flight calls get their error results before the client's session closes.
             let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-            while shared.relay.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+            while shared.in_flight() > 0 && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
