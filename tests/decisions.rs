@@ -281,6 +281,8 @@ fn the_shipped_chain() {
                 }
             }
             let outcome = chain.evaluate(&call);
+            // A host that decided before the tool ran asks the post-checks alone: the same.
+            assert_eq!(chain.postcheck(&call), outcome.postcheck, "{}", test.name);
             let post = outcome.postcheck.as_ref().map_or(String::new(), |p| {
                 format!(
                     "\n  result  {:?} {}",

@@ -23,7 +23,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ ${#targets[@]} -eq 0 ]; then
+named=${#targets[@]}
+if [ "$named" -eq 0 ]; then
   targets=(policy policy_gen shell call_json config hook_event mcp_message serve_body)
 fi
 
@@ -63,9 +64,14 @@ build_dir=()
 if [ -n "${FUZZ_TARGET_DIR:-}" ]; then build_dir=(--target-dir "$FUZZ_TARGET_DIR"); fi
 
 echo "--- building ${#targets[@]} targets (release, AddressSanitizer)"
-for target in "${targets[@]}"; do
-  cargo "+$toolchain" fuzz build -O "${build_dir[@]}" "$target"
-done
+if [ "$named" -eq 0 ]; then
+  # All of them in one cargo run, which builds (and links) two at a time.
+  cargo "+$toolchain" fuzz build -O "${build_dir[@]}"
+else
+  for target in "${targets[@]}"; do
+    cargo "+$toolchain" fuzz build -O "${build_dir[@]}" "$target"
+  done
+fi
 
 report=$(mktemp)
 status=0

@@ -144,7 +144,17 @@ impl ToolResult {
     }
 
     pub(crate) fn to_json(&self) -> Value {
-        serde_json::json!({ "status": self.status.as_str(), "content": self.content, "value": self.value, "error": self.error, "text": self.text() })
+        // Built field by field: `json!` would write the value out and read it back.
+        let mut fields = serde_json::Map::with_capacity(5);
+        fields.insert("status".into(), Value::from(self.status.as_str()));
+        fields.insert("content".into(), Value::String(self.content.clone()));
+        fields.insert("value".into(), self.value.clone());
+        fields.insert(
+            "error".into(),
+            self.error.clone().map_or(Value::Null, Value::String),
+        );
+        fields.insert("text".into(), Value::String(self.text()));
+        Value::Object(fields)
     }
 
     /// `result.text`: every text channel of the result, as a redaction reads them — the content,

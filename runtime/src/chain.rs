@@ -186,18 +186,7 @@ impl Chain {
                     failure: failure.clone(),
                 }));
             if let Some(post) = &outcome.postcheck {
-                // The next set sees the result as this one left it; a failure ends the chain.
-                let error = post
-                    .failure
-                    .as_ref()
-                    .map(|f| f.message.clone())
-                    .or_else(|| post.error.clone());
-                rewritten.get_or_insert_with(|| call.clone()).result = Some(ToolResult {
-                    status: post.status,
-                    content: post.content.clone(),
-                    value: post.value.clone(),
-                    error,
-                });
+                hand_on(&mut rewritten, call, post);
                 postchecks.push(post.clone());
             }
             if decider.is_none() && outcome.precheck != Decision::Delegate {
@@ -223,6 +212,42 @@ impl Chain {
         }
         out
     }
+
+    /// The chain's post-checks alone on `call`'s result: what [`Chain::evaluate`] says of it as
+    /// `postcheck`, without asking every set's pre-checks and gates again. A host that decided
+    /// before the tool ran asks only this once it has the result; `None` without a result.
+    pub fn postcheck(&self, call: &Call) -> Option<PostcheckOutcome> {
+        let original = call.result.as_ref()?;
+        let _budget = sluice_compiler::budget::decision();
+        let mut rewritten: Option<Call> = None;
+        let mut postchecks = Vec::new();
+        for link in &self.links {
+            if !governs(&link.scope, call) {
+                continue;
+            }
+            let seen = rewritten.as_ref().unwrap_or(call);
+            let result = seen.result.as_ref().unwrap_or(original);
+            let post = link.policy.executable.evaluator().postcheck(seen, result);
+            hand_on(&mut rewritten, call, &post);
+            postchecks.push(post);
+        }
+        combine(postchecks, Some(original))
+    }
+}
+
+/// The next set sees the result as this one left it (a failure ends the chain in [`combine`]).
+fn hand_on(rewritten: &mut Option<Call>, call: &Call, post: &PostcheckOutcome) {
+    let error = post
+        .failure
+        .as_ref()
+        .map(|f| f.message.clone())
+        .or_else(|| post.error.clone());
+    rewritten.get_or_insert_with(|| call.clone()).result = Some(ToolResult {
+        status: post.status,
+        content: post.content.clone(),
+        value: post.value.clone(),
+        error,
+    });
 }
 
 /// Whether a set loaded at `scope` governs the call's agent.

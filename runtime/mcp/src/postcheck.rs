@@ -26,7 +26,7 @@ pub fn check(chain: &Chain, call: &Call, result: CallToolResult, max_bytes: usiz
     let Ok(mut value) = serde_json::to_value(&result) else {
         return withheld("the tool's result could not be read, so it was withheld [sluice]");
     };
-    let size = value.to_string().len();
+    let size = json_size(&value);
     if size > max_bytes {
         return withheld(&format!(
             "the tool's result is {size} bytes, more than the {max_bytes} the gateway passes on; it was withheld [sluice]"
@@ -104,5 +104,24 @@ fn visit_texts(result: &mut Value, visit: &mut dyn FnMut(&mut String)) {
         if let Some(Value::String(text)) = text {
             visit(text);
         }
+    }
+}
+
+/// How many bytes `value` takes as JSON, counted as it is written rather than kept.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
     }
 }

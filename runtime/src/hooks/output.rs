@@ -52,7 +52,7 @@ impl Rewrite {
 pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
     let mut rewrite = Rewrite {
         kind: PostcheckKind::Accept,
-        response: response.clone(),
+        response: Value::Null,
         failure: None,
         attached: Vec::new(),
         labels: Vec::new(),
@@ -62,6 +62,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
         || response.get("isError").and_then(Value::as_bool) == Some(true);
     let status = if failed { Status::Error } else { Status::Ok };
     if count(response) > MAX_TEXTS {
+        rewrite.response = response.clone();
         rewrite.kind = PostcheckKind::Fail;
         rewrite.failure = Some(format!(
             "the tool's output has more than {MAX_TEXTS} texts, too many to check; it was withheld [sluice]"
@@ -73,11 +74,13 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
     let mut labels: Vec<LabelGrant> = Vec::new();
     let mut rewritten = false;
     let mut response = response.clone();
+    // One copy of the call, its result replaced for each check.
+    let mut seen = call.clone();
     each_text(&mut response, &mut |text: &mut String| {
         if failed.is_some() || text.is_empty() {
             return;
         }
-        let Some(post) = check(chain, call, status, text, Value::Null) else {
+        let Some(post) = check(chain, &mut seen, status, text, Value::Null) else {
             return;
         };
         attached.extend(post.attached.iter().cloned());
@@ -92,7 +95,7 @@ pub fn postcheck(chain: &Chain, call: &Call, response: &Value) -> Rewrite {
         }
     });
     if failed.is_none()
-        && let Some(post) = check(chain, call, status, "", response.clone())
+        && let Some(post) = check(chain, &mut seen, status, "", response.clone())
     {
         attached.extend(post.attached.iter().cloned());
         labels.extend(post.labels.iter().cloned());
@@ -141,19 +144,18 @@ pub fn withheld(response: &Value, message: &str) -> Value {
 
 fn check(
     chain: &Chain,
-    call: &Call,
+    seen: &mut Call,
     status: Status,
     content: &str,
     value: Value,
 ) -> Option<PostcheckOutcome> {
-    let mut seen = call.clone();
     seen.result = Some(ToolResult {
         status,
         content: content.to_string(),
         value,
         error: None,
     });
-    chain.evaluate(&seen).postcheck
+    chain.postcheck(seen)
 }
 
 fn failure(post: &PostcheckOutcome) -> String {
