@@ -63,6 +63,11 @@ max_len_of() {
 build_dir=()
 if [ -n "${FUZZ_TARGET_DIR:-}" ]; then build_dir=(--target-dir "$FUZZ_TARGET_DIR"); fi
 
+# The targets build with the versions the workspace is tested with: its lock file, which cargo
+# extends with libFuzzer's crate. Resolved afresh, a new release of a dependency could break the
+# fuzz build (or only this build) on the day it is published.
+cp ../../Cargo.lock Cargo.lock
+
 echo "--- building ${#targets[@]} targets (release, AddressSanitizer)"
 if [ "$named" -eq 0 ]; then
   # All of them in one cargo run, which builds (and links) two at a time.

@@ -102,7 +102,10 @@ impl<'p> Evaluator<'p> {
                     }
                     Ok(Some(changes))
                 })();
-                let changes = match within_budget(applied, budget::passed(), rule) {
+                // A rule is a unit of work, as in the pre-checks: the clock is read once enough
+                // rules, and the scans and builtin calls inside them, have run.
+                let over = budget::passed_after(budget::WORK_PER_RULE);
+                let changes = match within_budget(applied, over, rule) {
                     Ok(None) => continue,
                     Ok(Some(changes)) if !redactions.is_empty() => {
                         // Applies, with its context, only where it finds a match.
