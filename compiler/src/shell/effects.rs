@@ -331,9 +331,13 @@ pub struct EffectTable {
     by_name: NameIndex,
 }
 
-/// Built from the rows alone, so it compares and hashes as nothing beyond them.
+/// Every name of every row as one word, its hash above the row's position, sorted: a lookup is
+/// a binary search, and the row's own names confirm it (two names may share a hash). One
+/// allocation, where a map from names to rows was one per name and a copy of each: a hook
+/// builds this index on every call that runs `shell(...)`. Built from the rows alone, so it
+/// compares and hashes as nothing beyond them.
 #[derive(Clone, Debug, Default)]
-struct NameIndex(rustc_hash::FxHashMap<String, Vec<usize>>);
+struct NameIndex(Vec<u64>);
 
 impl PartialEq for NameIndex {
     fn eq(&self, _: &Self) -> bool {
@@ -347,21 +351,41 @@ impl std::hash::Hash for NameIndex {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
+/// A name's hash in the upper half of an index word.
+fn name_key(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name) & !u64::from(u32::MAX)
+}
+
 impl EffectTable {
     fn new(rows: Vec<EffectRow>) -> EffectTable {
-        let mut index = rustc_hash::FxHashMap::<String, Vec<usize>>::default();
-        for (at, row) in rows.iter().enumerate() {
-            for name in &row.commands {
-                let rows = index.entry(name.clone()).or_default();
-                if rows.last() != Some(&at) {
-                    rows.push(at);
-                }
-            }
-        }
+        let mut index: Vec<u64> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(at, row)| {
+                let at = u64::from(u32::try_from(at).unwrap_or(u32::MAX));
+                row.commands.iter().map(move |name| name_key(name) | at)
+            })
+            .collect();
+        index.sort_unstable();
+        index.dedup();
         EffectTable {
             rows,
             by_name: NameIndex(index),
         }
+    }
+
+    /// The rows that name the program `name`, in table order.
+    fn rows_named<'t>(&'t self, name: &'t str) -> impl Iterator<Item = &'t EffectRow> + 't {
+        let key = name_key(name);
+        let index = &self.by_name.0;
+        let first = index.partition_point(|&word| word < key);
+        index
+            .iter()
+            .skip(first)
+            .take_while(move |&&word| word & !u64::from(u32::MAX) == key)
+            .filter_map(|&word| self.rows.get((word & u64::from(u32::MAX)) as usize))
+            .filter(move |row| row.commands.iter().any(|command| command == name))
     }
 }
 
@@ -415,7 +439,7 @@ impl EffectTable {
 
     /// Whether the table has a row for the program `name`.
     pub fn knows(&self, name: &str) -> bool {
-        self.by_name.0.contains_key(name)
+        self.rows_named(name).next().is_some()
     }
 
     pub fn rows(&self) -> &[EffectRow] {
@@ -431,13 +455,8 @@ impl EffectTable {
     pub fn effects_in(&self, command: &SimpleCommand, home: Option<&str>) -> Effects {
         let mut effects = Effects::default();
         let mut read_only = false;
-        let named = self
-            .by_name
-            .0
-            .get(&command.name)
-            .map_or(&[][..], Vec::as_slice);
-        effects.known = !named.is_empty();
-        for row in named.iter().filter_map(|&at| self.rows.get(at)) {
+        for row in self.rows_named(&command.name) {
+            effects.known = true;
             let Some(skip) = row.applies(command) else {
                 continue;
             };

@@ -37,7 +37,7 @@ const MAGIC: &[u8; 8] = b"SLUICEPC";
 
 /// The layout of what follows the magic: a checksum of the rest, the key, the built-in effect
 /// table, then the sets. A file of another format is rebuilt.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -356,8 +356,10 @@ fn key(config: &Config) -> Option<u128> {
     Some(hasher.finish128().as_u128())
 }
 
+/// The checksum of a stored chain and the hash of each file's text: XXH3, which reads the
+/// 100 KB of a default chain's file in a tenth of SipHash's time. Nothing here is a secret or
+/// an adversary's choice (whoever can write these files can write the policies), so a fast
+/// non-cryptographic hash is enough to tell a changed or damaged file.
 fn hash(bytes: &[u8]) -> u128 {
-    let mut hasher = SipHasher13::new();
-    hasher.write(bytes);
-    hasher.finish128().as_u128()
+    xxhash_rust::xxh3::xxh3_128(bytes)
 }
