@@ -351,10 +351,13 @@ impl std::hash::Hash for NameIndex {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
+/// The lower half of an index word: the row's position.
+const ROW_BITS: u64 = 0xFFFF_FFFF;
+
 /// A name's hash in the upper half of an index word.
 fn name_key(name: &str) -> u64 {
     use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(name) & !u64::from(u32::MAX)
+    rustc_hash::FxBuildHasher.hash_one(name) & !ROW_BITS
 }
 
 impl EffectTable {
@@ -363,7 +366,7 @@ impl EffectTable {
             .iter()
             .enumerate()
             .flat_map(|(at, row)| {
-                let at = u64::from(u32::try_from(at).unwrap_or(u32::MAX));
+                let at = (at as u64) & ROW_BITS;
                 row.commands.iter().map(move |name| name_key(name) | at)
             })
             .collect();
@@ -383,8 +386,8 @@ impl EffectTable {
         index
             .iter()
             .skip(first)
-            .take_while(move |&&word| word & !u64::from(u32::MAX) == key)
-            .filter_map(|&word| self.rows.get((word & u64::from(u32::MAX)) as usize))
+            .take_while(move |&&word| word & !ROW_BITS == key)
+            .filter_map(|&word| self.rows.get((word & ROW_BITS) as usize))
             .filter(move |row| row.commands.iter().any(|command| command == name))
     }
 }
