@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    if let Some(hook) = cli::HookCli::parse_if_hook() {
+        return cli::run_hook(hook);
+    }
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,

@@ -150,7 +150,7 @@ fn every_row_of_the_effect_table_loads() {
     assert_eq!(
         sluice::compiler::shell::EffectTable::built_in()
             .rows()
-            .len(),
+            .count(),
         rows.len(),
         "the built-in table dropped rows"
     );

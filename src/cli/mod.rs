@@ -40,6 +40,81 @@ pub struct Cli {
     command: Command,
 }
 
+/// `sluice hook …` alone. A hook is one process per tool call, and building the parser of every
+/// subcommand was a twentieth of one; the help and errors are the same as the full parser's.
+#[derive(Debug, Parser)]
+#[command(name = "sluice")]
+pub struct HookCli {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    Hook(HookOptions),
+}
+
+/// Answer one agent harness hook event (JSON on stdin) in that harness's contract
+///
+/// Whatever goes wrong, the answer is the harness's block, never a crash or a hang.
+#[derive(Debug, clap::Args)]
+pub struct HookOptions {
+    #[arg(value_enum)]
+    harness: HarnessArg,
+    /// The configuration; by default the nearest `sluice.toml` from the project directory
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Block the call if no decision is made within this many milliseconds; keep it below
+    /// the harness's own hook timeout, after which the harness runs the tool
+    #[arg(long, default_value_t = 5000)]
+    deadline_ms: u64,
+    #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
+    backend: BackendArg,
+    /// Compile the chain on every call instead of reading it from the compiled-policy
+    /// cache (`$SLUICE_CACHE_DIR`, else `~/.cache/sluice`); the JIT never uses the cache
+    #[arg(long)]
+    no_cache: bool,
+    /// Append a decision log line (as `sluice serve` writes them, for `sluice replay`) for
+    /// each call judged before it runs
+    #[arg(long)]
+    log: Option<PathBuf>,
+}
+
+/// Runs `sluice hook`, parsed by either parser.
+pub fn run_hook(options: HookOptions) -> ExitCode {
+    let HookOptions {
+        harness,
+        config,
+        deadline_ms,
+        backend,
+        no_cache,
+        log,
+    } = options;
+    hook::run(hook::HookArgs {
+        harness: harness.into(),
+        config,
+        deadline: std::time::Duration::from_millis(deadline_ms),
+        backend: backend.into(),
+        cache: !no_cache,
+        log,
+    })
+}
+
+impl HookCli {
+    /// The hook's options, when the command line is `sluice hook …`; parsing it exits as clap
+    /// does on `--help` or an error.
+    pub fn parse_if_hook() -> Option<HookOptions> {
+        if std::env::args_os()
+            .nth(1)
+            .is_none_or(|first| first != "hook")
+        {
+            return None;
+        }
+        let HookCommand::Hook(options) = HookCli::parse().command;
+        Some(options)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Parse, check and lint policy sets
@@ -215,30 +290,7 @@ enum Command {
         #[arg(long, requires = "harness")]
         check: bool,
     },
-    /// Answer one agent harness hook event (JSON on stdin) in that harness's contract
-    ///
-    /// Whatever goes wrong, the answer is the harness's block, never a crash or a hang.
-    Hook {
-        #[arg(value_enum)]
-        harness: HarnessArg,
-        /// The configuration; by default the nearest `sluice.toml` from the project directory
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Block the call if no decision is made within this many milliseconds; keep it below
-        /// the harness's own hook timeout, after which the harness runs the tool
-        #[arg(long, default_value_t = 5000)]
-        deadline_ms: u64,
-        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
-        backend: BackendArg,
-        /// Compile the chain on every call instead of reading it from the compiled-policy
-        /// cache (`$SLUICE_CACHE_DIR`, else `~/.cache/sluice`); the JIT never uses the cache
-        #[arg(long)]
-        no_cache: bool,
-        /// Append a decision log line (as `sluice serve` writes them, for `sluice replay`) for
-        /// each call judged before it runs
-        #[arg(long)]
-        log: Option<PathBuf>,
-    },
+    Hook(HookOptions),
     /// Serve decisions over HTTP: the configuration's chain for agents in any language
     ///
     /// The API (decide, batch, post-check, the four harnesses' hooks, AuthZEN, health and
@@ -438,21 +490,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 install::install(harness.into(), global)
             }
         }
-        Command::Hook {
-            harness,
-            config,
-            deadline_ms,
-            backend,
-            no_cache,
-            log,
-        } => Ok(hook::run(hook::HookArgs {
-            harness: harness.into(),
-            config,
-            deadline: std::time::Duration::from_millis(deadline_ms),
-            backend: backend.into(),
-            cache: !no_cache,
-            log,
-        })),
+        Command::Hook(options) => Ok(run_hook(options)),
         Command::Serve(args) => serve::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Shell {

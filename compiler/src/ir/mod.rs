@@ -252,6 +252,7 @@ pub struct Program {
     pub slots: Vec<Slot>,
     pub regexes: Vec<PolicyRegex>,
     pub globs: Vec<PolicyGlob>,
+    #[serde(deserialize_with = "stored_types::shared_str_sets")]
     pub sets: Vec<FxHashSet<Arc<str>>>,
     pub patterns: Vec<Arc<crate::ast::ArgvPattern>>,
     /// Every rule in set order: files by path, then source order.

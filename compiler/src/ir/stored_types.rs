@@ -115,3 +115,42 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Arc
     let strings = Vec::<Shared>::deserialize(deserializer)?;
     Ok(strings.into_iter().map(|Shared(text)| text).collect())
 }
+
+/// The program's literal sets, each string read as [`shared_str`]: the sets hold most of a
+/// stored program's strings, and serde's own `Arc<str>` is three allocations for each.
+pub fn shared_str_sets<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<FxHashSet<Arc<str>>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Set(#[serde(deserialize_with = "shared_str_set")] FxHashSet<Arc<str>>);
+    let sets = Vec::<Set>::deserialize(deserializer)?;
+    Ok(sets.into_iter().map(|Set(set)| set).collect())
+}
+
+fn shared_str_set<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<FxHashSet<Arc<str>>, D::Error> {
+    struct Strings;
+    impl<'de> serde::de::Visitor<'de> for Strings {
+        type Value = FxHashSet<Arc<str>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a set of strings")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            #[derive(Deserialize)]
+            struct Shared(#[serde(deserialize_with = "shared_str")] Arc<str>);
+            let mut set = FxHashSet::default();
+            set.reserve(seq.size_hint().unwrap_or(0).min(4096));
+            while let Some(Shared(text)) = seq.next_element()? {
+                set.insert(text);
+            }
+            Ok(set)
+        }
+    }
+    deserializer.deserialize_seq(Strings)
+}

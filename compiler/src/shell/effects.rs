@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::command::SimpleCommand;
 use super::normalize::resolve;
+use super::tables::{self, EFFECT_NAMES, EFFECT_ROWS, EFFECTS_TEXT};
 
 /// Which operands an effect applies to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -323,9 +324,10 @@ pub struct Effects {
 }
 
 /// The effect table: the built-in rows, then those a policy set adds.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EffectTable {
-    rows: Vec<EffectRow>,
+    /// The rows the set adds after the built-in ones, which every table shares.
+    own: Vec<EffectRow>,
     /// The rows that name each program, in table order: a part looks up its own rows instead of
     /// scanning the names of every row.
     by_name: NameIndex,
@@ -333,9 +335,8 @@ pub struct EffectTable {
 
 /// Every name of every row as one word, its hash above the row's position, sorted: a lookup is
 /// a binary search, and the row's own names confirm it (two names may share a hash). One
-/// allocation, where a map from names to rows was one per name and a copy of each: a hook
-/// builds this index on every call that runs `shell(...)`. Built from the rows alone, so it
-/// compares and hashes as nothing beyond them.
+/// allocation, where a map from names to rows was one per name and a copy of each. Built from
+/// the rows alone, so it compares and hashes as nothing beyond them.
 #[derive(Clone, Debug, Default)]
 struct NameIndex(Vec<u64>);
 
@@ -360,9 +361,38 @@ fn name_key(name: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(name) & !ROW_BITS
 }
 
+/// The built-in rows, each read from its text in `effects.json` the first time a command names
+/// it: a hook's call names a few programs of the hundreds the table knows, and reading every
+/// row was a tenth of such a process. The table is tested whole (every row reads), so a row
+/// that does not is a build that fails its tests.
+static BUILT_IN_ROWS: [OnceLock<Option<EffectRow>>; EFFECT_ROWS.len()] =
+    [const { OnceLock::new() }; EFFECT_ROWS.len()];
+
+fn built_in_row(number: u32) -> Option<&'static EffectRow> {
+    let number = number as usize;
+    let place = *EFFECT_ROWS.get(number)?;
+    BUILT_IN_ROWS
+        .get(number)?
+        .get_or_init(|| {
+            let spec = serde_json::from_str::<RowSpec>(tables::entry(EFFECTS_TEXT, place)).ok()?;
+            EffectRow::from_spec(spec).ok()
+        })
+        .as_ref()
+}
+
+/// The numbers of the built-in rows that name the program `name`, in table order.
+fn built_in_named(name: &str) -> impl Iterator<Item = u32> + '_ {
+    let first = EFFECT_NAMES.partition_point(|&(named, _)| named < name);
+    EFFECT_NAMES
+        .iter()
+        .skip(first)
+        .take_while(move |&&(named, _)| named == name)
+        .map(|&(_, number)| number)
+}
+
 impl EffectTable {
-    fn new(rows: Vec<EffectRow>) -> EffectTable {
-        let mut index: Vec<u64> = rows
+    fn new(own: Vec<EffectRow>) -> EffectTable {
+        let mut index: Vec<u64> = own
             .iter()
             .enumerate()
             .flat_map(|(at, row)| {
@@ -373,7 +403,7 @@ impl EffectTable {
         index.sort_unstable();
         index.dedup();
         EffectTable {
-            rows,
+            own,
             by_name: NameIndex(index),
         }
     }
@@ -383,51 +413,24 @@ impl EffectTable {
         let key = name_key(name);
         let index = &self.by_name.0;
         let first = index.partition_point(|&word| word < key);
-        index
+        let own = index
             .iter()
             .skip(first)
             .take_while(move |&&word| word & !ROW_BITS == key)
-            .filter_map(|&word| self.rows.get((word & ROW_BITS) as usize))
-            .filter(move |row| row.commands.iter().any(|command| command == name))
+            .filter_map(|&word| self.own.get((word & ROW_BITS) as usize))
+            .filter(move |row| row.commands.iter().any(|command| command == name));
+        let built_in = built_in_named(name)
+            .filter_map(|number| -> Option<&'t EffectRow> { built_in_row(number) });
+        built_in.chain(own)
     }
 }
 
-/// Read straight into rows, not through JSON values: a hook builds this table on every call
-/// that runs `shell(...)`, and the values were half of that call's time. The table is tested
-/// whole (every row reads), so a row that does not is a build that fails its tests. A hook that
-/// reads its chain from the compiled-policy cache installs the rows stored there instead
-/// ([`EffectTable::preload_built_in`]).
 static BUILT_IN: OnceLock<Arc<EffectTable>> = OnceLock::new();
-
-fn built_in_table() -> &'static Arc<EffectTable> {
-    BUILT_IN.get_or_init(|| {
-        let rows = serde_json::from_str::<Vec<RowSpec>>(include_str!("effects.json"))
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|spec| EffectRow::from_spec(spec).ok())
-            .collect();
-        Arc::new(EffectTable::new(rows))
-    })
-}
-
-impl Default for EffectTable {
-    fn default() -> Self {
-        EffectTable::clone(built_in_table())
-    }
-}
 
 impl EffectTable {
     /// The table shipped with Sluice.
     pub fn built_in() -> Arc<EffectTable> {
-        built_in_table().clone()
-    }
-
-    /// Makes `rows` the built-in table, unless it is already in use: the compiled-policy
-    /// cache stores the table the binary that wrote it read from its data, and reading them
-    /// back costs a fraction of reading that data. The cache's key names the binary, so they
-    /// are this binary's rows.
-    pub fn preload_built_in(rows: Vec<EffectRow>) {
-        let _ = BUILT_IN.set(Arc::new(EffectTable::new(rows)));
+        BUILT_IN.get_or_init(Arc::default).clone()
     }
 
     /// The built-in table with `extra` rows after it.
@@ -435,18 +438,25 @@ impl EffectTable {
         if extra.is_empty() {
             return EffectTable::built_in();
         }
-        let mut rows = built_in_table().rows.clone();
-        rows.extend(extra);
-        Arc::new(EffectTable::new(rows))
+        Arc::new(EffectTable::new(extra))
+    }
+
+    /// Every row: the built-in ones (each read now, if no command named it yet), then the
+    /// set's own.
+    pub fn rows(&self) -> impl Iterator<Item = &EffectRow> + '_ {
+        (0..EFFECT_ROWS.len() as u32)
+            .filter_map(|number| -> Option<&EffectRow> { built_in_row(number) })
+            .chain(&self.own)
+    }
+
+    /// The rows the set adds after the built-in ones.
+    pub fn own_rows(&self) -> &[EffectRow] {
+        &self.own
     }
 
     /// Whether the table has a row for the program `name`.
     pub fn knows(&self, name: &str) -> bool {
         self.rows_named(name).next().is_some()
-    }
-
-    pub fn rows(&self) -> &[EffectRow] {
-        &self.rows
     }
 
     /// What `command` does: the rows that apply, added up, and its redirections.

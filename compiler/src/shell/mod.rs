@@ -23,6 +23,7 @@ mod literal;
 mod normalize;
 mod options;
 mod part;
+mod tables;
 mod tree;
 mod word;
 mod wrapper_table;

@@ -2,11 +2,11 @@
 //! built-in data (`options.json`), read when a line is parsed, so `git -C dir push` has the
 //! subcommand `push` and `git commit -m "rm -rf /"` has no operand `rm -rf /`.
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use serde_json::value::RawValue;
+
+use super::tables::{self, OPTION_ENTRIES, OPTIONS_TEXT};
 
 /// Borrowed from the built-in text: a hook reads the table on every call that parses a line,
 /// and copying each of its thousands of names was most of reading it.
@@ -53,51 +53,57 @@ impl ProgramOptions {
     }
 }
 
-/// One program's options, read from their text on first use: a call names a few programs of
-/// the hundreds the table knows, and reading every list was most of reading the table.
-struct Entry {
-    text: &'static RawValue,
-    read: OnceLock<ProgramOptions>,
+/// Each program's options, read from their text on first use: a call names a few programs of
+/// the hundreds the table knows.
+static READ: [OnceLock<ProgramOptions>; OPTION_ENTRIES.len()] =
+    [const { OnceLock::new() }; OPTION_ENTRIES.len()];
+
+static NONE: ProgramOptions = ProgramOptions {
+    value: Vec::new(),
+    cwd: Vec::new(),
+    long: Vec::new(),
+};
+
+/// The number of `program`'s entry in the table.
+fn entry_of(program: &str) -> Option<usize> {
+    OPTION_ENTRIES
+        .binary_search_by(|(name, _, _)| (*name).cmp(program))
+        .ok()
 }
 
-static OPTIONS: LazyLock<FxHashMap<&'static str, Entry>> = LazyLock::new(|| {
-    serde_json::from_str::<FxHashMap<&'static str, &'static RawValue>>(include_str!("options.json"))
+/// The text of entry `number`.
+fn text_of(number: usize) -> &'static str {
+    OPTION_ENTRIES
+        .get(number)
+        .map(|&(_, start, end)| tables::entry(OPTIONS_TEXT, (start, end)))
         .unwrap_or_default()
-        .into_iter()
-        .map(|(program, text)| {
-            let read = OnceLock::new();
-            (program, Entry { text, read })
-        })
-        .collect()
-});
-
-static NONE: LazyLock<ProgramOptions> = LazyLock::new(ProgramOptions::default);
+}
 
 /// The options `program` is known to take.
 pub(super) fn of(program: &str) -> &'static ProgramOptions {
-    match OPTIONS.get(program) {
-        Some(entry) => entry
-            .read
-            .get_or_init(|| serde_json::from_str(entry.text.get()).unwrap_or_default()),
+    let read = entry_of(program).and_then(|number| Some((number, READ.get(number)?)));
+    match read {
+        Some((number, read)) => {
+            read.get_or_init(|| serde_json::from_str(text_of(number)).unwrap_or_default())
+        }
         None => &NONE,
     }
 }
 
 /// Whether the table knows the options of `program`.
 pub(super) fn is_known(program: &str) -> bool {
-    OPTIONS.contains_key(program)
+    entry_of(program).is_some()
 }
 
 /// Whether the options of `program`, which the table names, do not read (a malformed entry).
 #[cfg(test)]
 pub(super) fn unreadable(program: &str) -> bool {
-    OPTIONS
-        .get(program)
-        .is_some_and(|entry| serde_json::from_str::<ProgramOptions>(entry.text.get()).is_err())
+    entry_of(program)
+        .is_some_and(|number| serde_json::from_str::<ProgramOptions>(text_of(number)).is_err())
 }
 
 /// How many programs the table knows options of (for the documentation's count).
 #[cfg(test)]
 pub(super) fn programs() -> impl Iterator<Item = &'static str> {
-    OPTIONS.keys().copied()
+    OPTION_ENTRIES.iter().map(|&(program, _, _)| program)
 }

@@ -25,7 +25,7 @@ use sluice_compiler::executable::Executable;
 use sluice_compiler::ir::{Program, stored_types};
 use sluice_compiler::jit::Backend;
 use sluice_compiler::load::SetSource;
-use sluice_compiler::shell::{EffectRow, EffectTable};
+use sluice_compiler::shell::EffectTable;
 
 use super::{Config, ConfigError, chain_of};
 use crate::chain::Chain;
@@ -35,9 +35,9 @@ use crate::registry::Scope;
 /// The first bytes of every cache file.
 const MAGIC: &[u8; 8] = b"SLUICEPC";
 
-/// The layout of what follows the magic: a checksum of the rest, the key, the built-in effect
-/// table, then the sets. A file of another format is rebuilt.
-const FORMAT: u32 = 4;
+/// The layout of what follows the magic: a checksum of the rest, the key, then the sets. A file
+/// of another format is rebuilt.
+const FORMAT: u32 = 5;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -243,16 +243,12 @@ fn read(
     if u128::from_le_bytes(*checksum) != hash(rest) {
         return None;
     }
-    // The key comes before anything is read back: only this binary's own table is installed.
+    // The key comes before anything is read back.
     let (stored_key, rest) = rest.split_first_chunk::<16>()?;
     if u128::from_le_bytes(*stored_key) != key {
         return None;
     }
-    let (table_len, rest) = rest.split_first_chunk::<4>()?;
-    let (table, sets) = rest.split_at_checked(u32::from_le_bytes(*table_len) as usize)?;
-    let built_in: Vec<EffectRow> = postcard::from_bytes(table).ok()?;
-    EffectTable::preload_built_in(built_in);
-    let stored: Vec<StoredSet> = postcard::from_bytes(sets).ok()?;
+    let stored: Vec<StoredSet> = postcard::from_bytes(rest).ok()?;
     if stored.len() != sources.len() {
         return None;
     }
@@ -297,14 +293,9 @@ fn unchanged(path: &str, stored: u128) -> bool {
 fn write(file: &Path, key: u128, stored: &[StoredSet]) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let table =
-        postcard::to_stdvec(EffectTable::built_in().rows()).map_err(std::io::Error::other)?;
     let sets = postcard::to_stdvec(stored).map_err(std::io::Error::other)?;
-    let table_len = u32::try_from(table.len()).map_err(std::io::Error::other)?;
-    let mut body = Vec::with_capacity(20 + table.len() + sets.len());
+    let mut body = Vec::with_capacity(16 + sets.len());
     body.extend_from_slice(&key.to_le_bytes());
-    body.extend_from_slice(&table_len.to_le_bytes());
-    body.extend_from_slice(&table);
     body.extend_from_slice(&sets);
     let temporary = file.with_extension(format!("tmp.{}", std::process::id()));
     let written = (|| {
