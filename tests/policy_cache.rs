@@ -275,3 +275,47 @@ fn a_cache_that_cannot_be_written_still_gives_the_chain() {
     assert_eq!(used, CacheUse::NotStored);
     assert_eq!(decision_of(&chain, "rm -rf /"), "deny");
 }
+
+#[test]
+fn a_rebuild_removes_chain_files_nothing_has_written_for_a_month() {
+    let (dir, cache) = project("cache-prune");
+    let cache_dir = dir.join("cache");
+    std::fs::create_dir_all(&cache_dir).unwrap();
+    let aged = |name: &str, days: u64| {
+        let path = cache_dir.join(name);
+        std::fs::write(&path, "x").unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        path
+    };
+    let gone = aged("chain-0123456789abcdef0123456789abcdef.bin", 31);
+    let recent = aged("chain-fedcba9876543210fedcba9876543210.bin", 29);
+    let dead_writer = aged("chain-0123456789abcdef0123456789abcdef.tmp.4242", 2);
+    let not_ours = aged("notes.txt", 400);
+    let (_, used) = load(&cache, &dir);
+    assert_eq!(used, CacheUse::Rebuilt);
+    assert!(!gone.exists(), "a chain file unwritten for 31 days stays");
+    assert!(
+        !dead_writer.exists(),
+        "a dead writer's temporary file stays"
+    );
+    assert!(
+        recent.exists(),
+        "a chain file written 29 days ago was removed"
+    );
+    assert!(
+        not_ours.exists(),
+        "a file the cache did not name was removed"
+    );
+    assert!(cache.file_for(&config(&dir)).exists());
+    // A hit leaves the directory alone: pruning waits for the next rebuild.
+    let old_again = aged("chain-00000000000000000000000000000000.bin", 90);
+    let (_, used) = load(&cache, &dir);
+    assert_eq!(used, CacheUse::Hit);
+    assert!(old_again.exists());
+}

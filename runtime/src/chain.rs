@@ -242,6 +242,21 @@ fn hand_on(rewritten: &mut Option<Call>, call: &Call, post: &PostcheckOutcome) {
         .as_ref()
         .map(|f| f.message.clone())
         .or_else(|| post.error.clone());
+    // Most sets leave most results as they found them: the call is copied only for a change.
+    let unchanged = rewritten
+        .as_ref()
+        .unwrap_or(call)
+        .result
+        .as_ref()
+        .is_some_and(|seen| {
+            seen.status == post.status
+                && seen.error == error
+                && seen.content == post.content
+                && seen.value == post.value
+        });
+    if unchanged {
+        return;
+    }
     rewritten.get_or_insert_with(|| call.clone()).result = Some(ToolResult {
         status: post.status,
         content: post.content.clone(),

@@ -22,6 +22,12 @@ impl<'p> Evaluator<'p> {
         result: &ToolResult,
         errors: &mut Vec<EvalFailure>,
     ) -> PostcheckOutcome {
+        let mut rules = self
+            .applicable(
+                RuleKind::Postcheck,
+                self.program.dispatch.resolve(call.tool),
+            )
+            .peekable();
         let mut current = result.clone();
         let mut outcome = PostcheckOutcome {
             status: result.status,
@@ -35,12 +41,14 @@ impl<'p> Evaluator<'p> {
             applied: Vec::new(),
             steps: Vec::new(),
         };
-        let mut rules = self
-            .applicable(
-                RuleKind::Postcheck,
-                self.program.dispatch.resolve(call.tool),
-            )
-            .peekable();
+        // A set with no post-check for this tool accepts the result as it is, without reading
+        // it: most sets judge only before the call.
+        if rules.peek().is_none() {
+            outcome.content = current.content;
+            outcome.value = current.value;
+            outcome.error = current.error;
+            return outcome;
+        }
         // The result's fields are read, and scanned, once for every rule until one rewrites
         // the result; the rules after it read the rewritten result. Redacting rules in a row
         // act together: their matches are found in the result as the run found it, merged, and

@@ -451,9 +451,11 @@ impl Service<RoleServer> for Gateway {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        // Boxed, so that the future the SDK spawns for each request, and moves on the way, is
+        // small: inline, the pipeline's state made it kilobytes, copied three times a request.
         let answer = match shared.slots.as_slice() {
-            [slot] => shared.answer_alone(slot, request, &context).await?,
-            _ => aggregate::answer(shared, request, &context).await?,
+            [slot] => Box::pin(shared.answer_alone(slot, request, &context)).await?,
+            _ => Box::pin(aggregate::answer(shared, request, &context)).await?,
         };
         let mut result = match answer {
             Answer::Own(result) => return Ok(result),

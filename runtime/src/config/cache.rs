@@ -17,6 +17,7 @@ use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use siphasher::sip128::{Hasher128, SipHasher13};
@@ -34,6 +35,11 @@ use crate::registry::Scope;
 
 /// The first bytes of every cache file.
 const MAGIC: &[u8; 8] = b"SLUICEPC";
+
+/// How long a chain file stays once nothing has rewritten it: one is kept per configuration
+/// ever judged, so the files of projects gone would pile up. A configuration in use whose file
+/// goes compiles once more (about 30 ms) and writes it again.
+const KEEP_UNWRITTEN: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
 /// The layout of what follows the magic: a checksum of the rest, the key, then the sets. A file
 /// of another format is rebuilt.
@@ -193,7 +199,11 @@ impl PolicyCache {
             .collect();
         let written = stored.map(|stored| write(&file, key, &stored));
         let used = match written {
-            Some(Ok(())) => CacheUse::Rebuilt,
+            Some(Ok(())) => {
+                // A rebuild is rare and already slow: the time to look for files gone stale.
+                prune(&self.dir, &file, SystemTime::now());
+                CacheUse::Rebuilt
+            }
             Some(Err(_)) | None => CacheUse::NotStored,
         };
         Ok((chain_of(sources, compiled), used, identity))
@@ -311,6 +321,41 @@ fn write(file: &Path, key: u128, stored: &[StoredSet]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     written
+}
+
+/// Removes the chain files in `dir`, other than `keep`, that nothing has written for
+/// [`KEEP_UNWRITTEN`], and the temporary files of writers that died before renaming theirs.
+/// Only the cache's own names are touched: the directory may be shared.
+fn prune(dir: &Path, keep: &Path, now: SystemTime) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Some(rest) = name.strip_prefix("chain-") else {
+            continue;
+        };
+        let limit = if rest.ends_with(".bin") {
+            KEEP_UNWRITTEN
+        } else if rest.contains(".tmp.") {
+            Duration::from_secs(24 * 60 * 60)
+        } else {
+            continue;
+        };
+        let stale = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age > limit);
+        if stale && path != keep {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// The set's files as its source lists them.
