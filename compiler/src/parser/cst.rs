@@ -41,8 +41,15 @@ impl Budgeted {
     fn start(budget: usize) -> Budgeted {
         let mut budgets = IN_PROGRESS.lock().unwrap_or_else(PoisonError::into_inner);
         budgets.push(budget);
-        pest::set_call_limit(budgets.iter().copied().max().and_then(NonZeroUsize::new));
+        limit_to_largest(&budgets);
         Budgeted(budget)
+    }
+}
+
+/// With none in progress the limit stays as it is: the next parse sets its own.
+fn limit_to_largest(budgets: &[usize]) {
+    if let Some(largest) = budgets.iter().copied().max().and_then(NonZeroUsize::new) {
+        pest::set_call_limit(Some(largest));
     }
 }
 
@@ -52,10 +59,7 @@ impl Drop for Budgeted {
         if let Some(at) = budgets.iter().position(|&budget| budget == self.0) {
             budgets.swap_remove(at);
         }
-        // With none in progress the limit stays as it is: the next parse sets its own.
-        if let Some(largest) = budgets.iter().copied().max().and_then(NonZeroUsize::new) {
-            pest::set_call_limit(Some(largest));
-        }
+        limit_to_largest(&budgets);
     }
 }
 

@@ -41,6 +41,9 @@ const MAGIC: &[u8; 8] = b"SLUICEPC";
 /// goes compiles once more (about 30 ms) and writes it again.
 const KEEP_UNWRITTEN: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
+/// How long a temporary file may wait to be renamed into place before its writer counts as dead.
+const KEEP_TEMPORARY: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The layout of what follows the magic: a checksum of the rest, the key, then the sets. A file
 /// of another format is rebuilt.
 const FORMAT: u32 = 5;
@@ -342,7 +345,7 @@ fn prune(dir: &Path, keep: &Path, now: SystemTime) {
         let limit = if rest.ends_with(".bin") {
             KEEP_UNWRITTEN
         } else if rest.contains(".tmp.") {
-            Duration::from_secs(24 * 60 * 60)
+            KEEP_TEMPORARY
         } else {
             continue;
         };
