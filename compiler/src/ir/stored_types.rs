@@ -1,8 +1,10 @@
-//! Node types as a stored program writes them: each distinct type once, and after that by its
-//! number. A record type (a shell part's, a tool's arguments) sits on many nodes and is shared
-//! behind one `Arc` in memory; written out whole on each it was most of a stored program, and
-//! read back it was one allocation per node. Types are numbered in the order they are written,
-//! so reading them in the same order rebuilds the same table, with the sharing.
+//! Node types as a stored program writes them: by number, in a table of the program's distinct
+//! types stored beside it. A record type (a shell part's, a tool's arguments) sits on many nodes
+//! and is shared behind one `Arc` in memory; written out whole on each it was most of a stored
+//! program, and read back it was one allocation per node. A node's type is now a number: the
+//! table is read first, and each node's type is a lookup in it (the form before, a type written
+//! whole where first met and by number after, was a quarter of the time a hook spends reading
+//! its chain back).
 
 use std::cell::RefCell;
 
@@ -15,8 +17,10 @@ use crate::check::Ty;
 
 #[derive(Default)]
 struct Table {
+    /// While writing: each type met, with its number.
     written: FxHashMap<Ty, u32>,
-    read: Vec<Ty>,
+    /// The types by number: those met so far while writing; the stored table while reading.
+    types: Vec<Ty>,
     /// The strings read back so far: a field name, a literal or a rule's file recurs on many
     /// nodes, and each is one allocation shared, where serde's own `Arc<str>` is three.
     strings: FxHashSet<Arc<str>>,
@@ -27,56 +31,58 @@ thread_local! {
     static TABLE: RefCell<Option<Table>> = const { RefCell::new(None) };
 }
 
-/// Runs `work` (writing or reading one stored program) with a fresh table of types.
-pub fn with_table<R>(work: impl FnOnce() -> R) -> R {
-    let outer = TABLE.with(|table| table.replace(Some(Table::default())));
-    let result = work();
-    TABLE.with(|table| table.replace(outer));
-    result
+/// Runs `work` (writing one stored program) with a fresh table, and returns what it made with
+/// the table of types it wrote, by number: [`read_with`] needs that table to read it back.
+pub fn write_with<R>(work: impl FnOnce() -> R) -> (R, Vec<Ty>) {
+    let (result, table) = within(Table::default(), work);
+    (result, table.types)
 }
 
-#[derive(Serialize, Deserialize)]
-enum Stored<T> {
-    /// A type met for the first time; it takes the next number.
-    New(T),
-    /// A type met before, by number.
-    Seen(u32),
+/// Runs `work` (reading one stored program) with `types`, the table [`write_with`] returned
+/// when it was written.
+pub fn read_with<R>(types: Vec<Ty>, work: impl FnOnce() -> R) -> R {
+    let table = Table {
+        types,
+        ..Table::default()
+    };
+    within(table, work).0
+}
+
+fn within<R>(table: Table, work: impl FnOnce() -> R) -> (R, Table) {
+    let outer = TABLE.with(|slot| slot.replace(Some(table)));
+    let result = work();
+    let table = TABLE.with(|slot| slot.replace(outer)).unwrap_or_default();
+    (result, table)
 }
 
 pub fn serialize<S: Serializer>(ty: &Ty, serializer: S) -> Result<S::Ok, S::Error> {
-    let seen = TABLE.with(|table| {
+    let number = TABLE.with(|table| {
         let mut table = table.borrow_mut();
         let table = table.as_mut()?;
         if let Some(&number) = table.written.get(ty) {
             return Some(number);
         }
-        let number = u32::try_from(table.written.len()).unwrap_or(u32::MAX);
+        let number = u32::try_from(table.types.len()).ok()?;
         table.written.insert(ty.clone(), number);
-        None
+        table.types.push(ty.clone());
+        Some(number)
     });
-    match seen {
-        Some(number) => Stored::<&Ty>::Seen(number).serialize(serializer),
-        None => Stored::New(ty).serialize(serializer),
+    match number {
+        Some(number) => number.serialize(serializer),
+        None => Err(serde::ser::Error::custom(
+            "a node's type is written only with a table (stored_types::write_with)",
+        )),
     }
 }
 
 pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ty, D::Error> {
-    match Stored::<Ty>::deserialize(deserializer)? {
-        Stored::New(ty) => {
-            TABLE.with(|table| {
-                if let Some(table) = table.borrow_mut().as_mut() {
-                    table.read.push(ty.clone());
-                }
-            });
-            Ok(ty)
-        }
-        Stored::Seen(number) => TABLE
-            .with(|table| {
-                let table = table.borrow();
-                table.as_ref()?.read.get(number as usize).cloned()
-            })
-            .ok_or_else(|| serde::de::Error::custom(format!("no stored type {number}"))),
-    }
+    let number = u32::deserialize(deserializer)?;
+    TABLE
+        .with(|table| {
+            let table = table.borrow();
+            table.as_ref()?.types.get(number as usize).cloned()
+        })
+        .ok_or_else(|| serde::de::Error::custom(format!("no stored type {number}")))
 }
 
 /// Reads a string that the program shares: once per distinct text while a table is read.

@@ -22,6 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use siphasher::sip128::{Hasher128, SipHasher13};
 use sluice_compiler::ast::RuleKind;
+use sluice_compiler::check::Ty;
 use sluice_compiler::executable::Executable;
 use sluice_compiler::ir::{Program, stored_types};
 use sluice_compiler::jit::Backend;
@@ -46,7 +47,7 @@ const KEEP_TEMPORARY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The layout of what follows the magic: a checksum of the rest, the key, then the sets. A file
 /// of another format is rebuilt.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -93,9 +94,11 @@ struct StoredSet<'a> {
     /// Whether the set has rules that judge a call before it runs, and after.
     before_run: bool,
     after_run: bool,
-    /// The program in postcard, with its own table of types, so that it can be left unread.
-    /// It is written as a sequence of bytes and read back borrowed: postcard lays out both
-    /// alike (a length, then the bytes).
+    /// The program in postcard, and the table of the types its nodes name by number, each
+    /// apart so that they can be left unread. They are written as sequences of bytes and read
+    /// back borrowed: postcard lays out both alike (a length, then the bytes).
+    #[serde(borrow)]
+    types: Cow<'a, [u8]>,
     #[serde(borrow)]
     program: Cow<'a, [u8]>,
 }
@@ -183,6 +186,7 @@ impl PolicyCache {
             .map(|((source, _), (policy, inputs))| {
                 let program = policy.executable.program();
                 let kinds = || program.rules.iter().map(|rule| rule.meta.kind);
+                let (written, types) = stored_types::write_with(|| postcard::to_stdvec(&**program));
                 Some(StoredSet {
                     source: source.name.clone(),
                     files: file_names(source),
@@ -194,9 +198,8 @@ impl PolicyCache {
                     declared: policy.declared().map(str::to_string).collect(),
                     before_run: kinds().any(|kind| kind != RuleKind::Postcheck),
                     after_run: kinds().any(|kind| kind == RuleKind::Postcheck),
-                    program: Cow::Owned(
-                        stored_types::with_table(|| postcard::to_stdvec(&**program)).ok()?,
-                    ),
+                    types: Cow::Owned(postcard::to_stdvec(&types).ok()?),
+                    program: Cow::Owned(written.ok()?),
                 })
             })
             .collect();
@@ -284,7 +287,10 @@ fn read(
             return None;
         }
         let program = match set.needed(stages) {
-            true => stored_types::with_table(|| postcard::from_bytes(&set.program)).ok()?,
+            true => {
+                let types: Vec<Ty> = postcard::from_bytes(&set.types).ok()?;
+                stored_types::read_with(types, || postcard::from_bytes(&set.program)).ok()?
+            }
             false => Program::without_rules(EffectTable::built_in()),
         };
         let executable = Executable::for_one_call(Arc::new(program));
