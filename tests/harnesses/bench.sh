@@ -11,8 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/harnesses/peers.sh
 
-cargo build --release --quiet
-SLUICE="$PWD/target/release/sluice"
+# The binary as `cargo install --profile dist` builds it, or SLUICE_BIN, already built.
+if [ -z "${SLUICE_BIN:-}" ]; then
+  cargo build --profile dist --quiet
+fi
+SLUICE="${SLUICE_BIN:-$PWD/target/dist/sluice}"
 project=$(mktemp -d)
 trap 'rm -rf "$project"' EXIT
 (cd "$project" && "$SLUICE" init >/dev/null)
