@@ -18,8 +18,10 @@ use proptest::test_runner::TestCaseError;
 use serde_json::{Value as Json, json};
 
 use sluice::compiler::call::{Agent, Call, Session, Status, ToolResult};
+use sluice::compiler::check::VarId;
 use sluice::compiler::interp::{CallJson, Evaluation, Facts};
-use sluice::compiler::jit::{self, JitOptions};
+use sluice::compiler::ir::{NodeId, Program, RuleIr};
+use sluice::compiler::jit::{self, JitOptions, NativeFrame};
 use sluice::compiler::scan::ScanFrame;
 use sluice::{Database, Evaluator};
 
@@ -177,6 +179,41 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
     .boxed()
 }
 
+/// A test of one part of a per-part rule (`cmd`): the command model's fields, argv patterns,
+/// quantifiers over its lists, and indexing that may fault.
+fn part_expr() -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just(r#"cmd.name == "rm""#.to_string()),
+        Just(r#"cmd.name in ["git", "rm", "curl", "sh"]"#.to_string()),
+        Just(r#"cmd.name.starts_with("g")"#.to_string()),
+        Just("cmd.network".to_string()),
+        Just("cmd.unresolved != null".to_string()),
+        Just(r#"cmd.text.contains("/w")"#.to_string()),
+        Just(r#"cmd.argv ~ ["git", "push", .., "--force" | "-f", ..]"#.to_string()),
+        Just(r#"cmd.argv ~ ["rm", .., "-rf" | "-f", ..]"#.to_string()),
+        Just("cmd.argv ~ [_, _, ..]".to_string()),
+        Just(r#""-r" in cmd.flags"#.to_string()),
+        Just(r#""sudo" in cmd.wrappers"#.to_string()),
+        Just(r#"any(p in cmd.deletes, p.under(context.workspace))"#.to_string()),
+        Just(r#"any(p in cmd.paths, p.under("/w") and not p.under("/w/x"))"#.to_string()),
+        Just(r#"all(w in cmd.argv, len(w) < 4)"#.to_string()),
+        Just("len(cmd.argv) > 2".to_string()),
+        Just(r#"cmd.argv[1] == "push""#.to_string()),
+        Just(r#"(cmd.argv[2] ?? "") == "/w/x""#.to_string()),
+        Just(r#"cmd.cwd == context.workspace"#.to_string()),
+        Just(r#"string(cmd.argv).contains("x")"#.to_string()),
+    ];
+    let b = bool_expr(1);
+    prop_oneof![
+        4 => leaf.clone(),
+        2 => (leaf.clone(), leaf.clone()).prop_map(|(x, y)| format!("(({x}) and ({y}))")),
+        2 => (leaf.clone(), b.clone()).prop_map(|(x, y)| format!("(({x}) or {y})")),
+        1 => (b, leaf.clone()).prop_map(|(x, y)| format!("({x} and ({y}))")),
+        1 => leaf.prop_map(|x| format!("not ({x})")),
+    ]
+    .boxed()
+}
+
 /// One rule of a random kind with a random condition (sometimes none).
 fn rule(index: usize) -> BoxedStrategy<String> {
     let condition = prop_oneof![
@@ -184,8 +221,12 @@ fn rule(index: usize) -> BoxedStrategy<String> {
         6 => bool_expr(3).prop_map(|c| format!("\n  when {c}")),
         3 => (bool_expr(0), bool_expr(2)).prop_map(|(first, rest)| format!("\n  when {first} and {rest}")),
     ];
-    (condition, 0..10usize, string_expr(1))
-        .prop_map(move |(when, kind, message)| {
+    let part_condition = prop_oneof![
+        1 => Just(String::new()),
+        6 => part_expr().prop_map(|c| format!("\n  when {c}")),
+    ];
+    (condition, part_condition, 0..10usize, string_expr(1))
+        .prop_map(move |(when, part_when, kind, message)| {
             let name = format!("r{index}");
             match kind {
                 0 => format!("precheck {name} on t{when}\n  => allow"),
@@ -201,13 +242,13 @@ fn rule(index: usize) -> BoxedStrategy<String> {
                 7 => {
                     // A per-part rule: its verdict on each command of `args.s`.
                     let effect = ["allow", "deny \"{cmd.text}\"", "ask \"{cmd.name}\""][index % 3];
-                    let part = if when.is_empty() { "\n  when cmd.name == \"rm\"".to_string() } else { format!("{when} or cmd.network") };
+                    let part = if index.is_multiple_of(3) && !when.is_empty() { format!("{when} or cmd.network") } else { part_when };
                     format!("precheck {name} on t\n  for cmd in shell(args.s, context.workspace){part}\n  => {effect}")
                 }
                 8 => {
                     // A per-part gate: it vetoes when some command of `args.s` holds, with
                     // that command's message.
-                    let part = if when.is_empty() { "\n  when cmd.name == \"rm\"".to_string() } else { format!("{when} or cmd.network") };
+                    let part = if index.is_multiple_of(3) && !when.is_empty() { format!("{when} or cmd.network") } else { part_when };
                     format!("gate {name} on t\n  for cmd in shell(args.s, context.workspace){part}\n  => \"veto {{cmd.text}} {{{message}}}\"")
                 }
                 _ => format!("concurrency {name} on t{when}\n  => safe"),
@@ -247,6 +288,10 @@ fn text() -> BoxedStrategy<Json> {
         Just(json!("cd /w; ls 'a b' | xargs rm -f")),
         Just(json!("$(x) -r y; echo 'unbalanced")),
         Just(json!("rm -rf ~ $HOME/y ~/../x; cd && cat ~/a > ${HOME}/b")),
+        Just(json!(
+            "sudo git push -f origin main; git -C /w/x status | grep x"
+        )),
+        Just(json!("bash -c 'rm -r /w/x/y' && env X=1 curl -s http://h/")),
         Just(json!("  Mixed Case  ")),
         Just(json!("")),
         "[a-z/0-9.]{0,8}".prop_map(Json::from),
@@ -405,9 +450,11 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
         let facts = Facts::fill(program, &call.tool, &roots);
         let mut frame = native.frame(program, &facts).expect("same program");
         let mut scan = ScanFrame::new(native.scans());
-        // Per-part rules run in the interpreter on both backends, one part at a time; the
-        // outcomes compared above cover them.
-        for rule in program.rules.iter().filter(|r| r.per_part.is_none()) {
+        for rule in program.rules.iter() {
+            if let Some((var, list)) = rule.per_part {
+                check_parts(program, rule, (var, list), &facts, &mut frame)?;
+                continue;
+            }
             let interpreted = Evaluation::new(program, rule, &facts).condition_holds();
             let scanned = scan.decided(rule, &facts);
             let native_answer = frame.holds(rule, &facts);
@@ -434,6 +481,43 @@ fn check_agreement(policy: &str, calls: &[Call]) -> Result<(), TestCaseError> {
                     error.message
                 ),
             }
+        }
+    }
+    Ok(())
+}
+
+/// A per-part rule, part by part: its native code answers exactly when the interpreter does,
+/// with the part bound, and with the same truth.
+fn check_parts(
+    program: &Program,
+    rule: &RuleIr,
+    (var, list): (VarId, NodeId),
+    facts: &Facts<'_>,
+    frame: &mut NativeFrame<'_>,
+) -> Result<(), TestCaseError> {
+    let mut evaluation = Evaluation::new(program, rule, facts);
+    let Ok(parts) = evaluation.eval(list) else {
+        return Ok(());
+    };
+    for part in parts.elements().unwrap_or_default() {
+        let native_answer = frame.holds_part(rule, facts, &part);
+        evaluation.bind(var, part.clone());
+        match evaluation.condition_holds() {
+            Ok(holds) => prop_assert_eq!(
+                native_answer,
+                Some(holds),
+                "rule {} on part {:?}",
+                rule.meta.name,
+                part
+            ),
+            Err(error) => prop_assert_eq!(
+                native_answer,
+                None,
+                "rule {} faults in the interpreter on part {:?} ({}) but not natively",
+                rule.meta.name,
+                part,
+                error.message
+            ),
         }
     }
     Ok(())

@@ -319,6 +319,19 @@ fn compile_clif_and_stats_say_the_same_of_every_condition() {
     for set in &sets {
         assert_eq!(emitted("clif", set), emitted("stats", set), "{set}");
     }
+    // Per-part rules (`for cmd in shell(…)`) are compiled like any other: shell-safety's 49
+    // conditions, most of them per-part, all have native code.
+    let shell = text(
+        &sluice(
+            &["compile", "--emit", "stats", "policies/shell-safety"],
+            b"",
+        )
+        .stdout,
+    );
+    assert!(
+        shell.contains("conditions   49: 49 native, 0 settled by field scans, 0 interpreted"),
+        "{shell}"
+    );
 }
 
 #[test]

@@ -91,10 +91,7 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
         native.conditions.len(),
         of(|c| matches!(c, ConditionCode::Native)),
         of(|c| matches!(c, ConditionCode::SettledByScan { .. })),
-        of(|c| matches!(
-            c,
-            ConditionCode::PerPart | ConditionCode::Interpreted { .. }
-        )),
+        of(|c| matches!(c, ConditionCode::Interpreted { .. })),
         native.constants
     );
     outln!(
@@ -109,7 +106,7 @@ fn print_stats(name: &str, program: &Program, front_end: std::time::Duration, na
             ConditionCode::SettledByScan { .. } => {
                 outln!("  settled      {rule}: {}", describe(code))
             }
-            ConditionCode::PerPart | ConditionCode::Interpreted { .. } => {
+            ConditionCode::Interpreted { .. } => {
                 outln!("  interpreted  {rule}: {}", describe(code))
             }
         }
@@ -128,9 +125,6 @@ fn describe(code: &ConditionCode) -> String {
         ConditionCode::SettledByScan { field } => format!(
             "no function: its condition is one test of `{field}` that the field scan settles both ways"
         ),
-        ConditionCode::PerPart => {
-            "no function: a per-part condition, interpreted once per part".into()
-        }
         ConditionCode::Interpreted { why } => format!("no function, interpreted: {why}"),
     }
 }

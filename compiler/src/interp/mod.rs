@@ -153,6 +153,24 @@ impl<'p> Evaluator<'p> {
         self.scans?.part_guard(rule.index)
     }
 
+    /// One per-part rule's verdict on each part: guarded by its part scan, natively where it
+    /// has code.
+    fn judge_parts<'a, 'f>(
+        &self,
+        rule: &'p RuleIr,
+        per_part: (crate::check::VarId, crate::ir::NodeId),
+        facts: &'a Facts<'f>,
+        native: &mut Native<'f>,
+        lists: &mut parts::JudgedLists<'a>,
+    ) -> Result<parts::Judged<'a>, EvalError>
+    where
+        'p: 'a + 'f,
+    {
+        let guard = self.part_guard(rule);
+        let native = self.native_frame(native, facts);
+        parts::judge(self.program, rule, per_part, facts, (guard, native), lists)
+    }
+
     /// The call's native frame, made when a rule first needs native code.
     fn native_frame<'n, 'a>(
         &self,
@@ -416,15 +434,12 @@ impl<'p> Evaluator<'p> {
         let mut lists = parts::JudgedLists::default();
         for rule in rules {
             let fired = match rule.per_part {
-                Some(per_part) => {
-                    let guard = self.part_guard(rule);
-                    parts::judge(self.program, rule, per_part, facts, guard, &mut lists).map(
-                        |parts| {
-                            judged.push(parts);
-                            None
-                        },
-                    )
-                }
+                Some(per_part) => self
+                    .judge_parts(rule, per_part, facts, native, &mut lists)
+                    .map(|parts| {
+                        judged.push(parts);
+                        None
+                    }),
                 None => self.fire(rule, facts, (scan.as_mut(), native)),
             };
             // A rule is a unit of work: the clock is read once enough rules, and the scans and
@@ -520,9 +535,7 @@ impl<'p> Evaluator<'p> {
             let mut evaluation = Evaluation::new(self.program, rule, facts);
             let verdict = (|| -> Result<Option<String>, EvalError> {
                 if let Some(per_part) = rule.per_part {
-                    let guard = self.part_guard(rule);
-                    let judged =
-                        parts::judge(self.program, rule, per_part, facts, guard, &mut lists)?;
+                    let judged = self.judge_parts(rule, per_part, facts, native, &mut lists)?;
                     if let Some(parts) = parts.as_deref_mut() {
                         // A list's parts are listed once, by its first gate; a later gate over
                         // the same list adds only its vetoes (its other verdicts would be

@@ -17,6 +17,7 @@ use super::value::Value;
 use crate::check::VarId;
 use crate::decision::{Decision, Match, PartVerdict};
 use crate::ir::{EffectIr, NodeId, Program, RuleIr};
+use crate::jit::NativeFrame;
 use crate::scan::PartGuard;
 
 /// What one per-part rule said of each element of its list.
@@ -49,13 +50,14 @@ impl<'a> JudgedLists<'a> {
     }
 }
 
-/// Runs one per-part rule on every element of its list.
+/// Runs one per-part rule on every element of its list: its native code, where the rule has
+/// some, answers for each part, and the interpreter when the code faults (for the exact error).
 pub fn judge<'a>(
     program: &'a Program,
     rule: &'a RuleIr,
     (var, list): (VarId, NodeId),
     facts: &'a Facts<'_>,
-    guard: Option<&PartGuard>,
+    (guard, mut native): (Option<&PartGuard>, Option<&mut NativeFrame<'_>>),
     judged: &mut JudgedLists<'a>,
 ) -> Result<Judged<'a>, EvalError> {
     let mut evaluation = Evaluation::new(program, rule, facts);
@@ -91,8 +93,15 @@ pub fn judge<'a>(
             verdicts.push(None);
             continue;
         }
+        let natively = native
+            .as_deref_mut()
+            .and_then(|frame| frame.holds_part(rule, facts, &item));
         evaluation.bind(var, item);
-        if !evaluation.condition_holds()? {
+        let holds = match natively {
+            Some(holds) => holds,
+            None => evaluation.condition_holds()?,
+        };
+        if !holds {
             verdicts.push(None);
             continue;
         }
@@ -130,7 +139,7 @@ pub fn rule_matches(
         rule,
         per_part,
         facts,
-        None,
+        (None, None),
         &mut JudgedLists::default(),
     )?;
     let allows = !matches!(

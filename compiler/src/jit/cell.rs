@@ -26,6 +26,10 @@ pub const FAULT: i64 = 7;
 /// Bits: the slot of a fact that is not a scalar (read from the call's facts, never copied).
 pub const FACT: i64 = 8;
 
+/// Where a per-part rule's part sits in its frame's value table: first, put there before the
+/// condition runs.
+pub const PART_INDEX: i64 = 0;
+
 /// One value as native code sees it. The layout is part of the generated code's contract.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,6 +100,18 @@ impl<'a> Frame<'a> {
             shell: facts.shell.get(),
             values: Vec::new(),
         }
+    }
+
+    /// A frame for one part of a per-part rule: the part is the value at [`PART_INDEX`].
+    pub fn with_part(
+        program: &'a Program,
+        consts: &'a [std::sync::Arc<str>],
+        facts: &'a Facts<'a>,
+        part: Value<'a>,
+    ) -> Self {
+        let mut frame = Frame::new(program, consts, facts);
+        frame.values.push(part);
+        frame
     }
 
     /// A value as a cell: scalars inline, the rest in the value table.

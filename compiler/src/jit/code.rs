@@ -10,7 +10,7 @@ use cranelift_jit::JITModule;
 use super::cell::{Cell, Cells, Frame, fact_cells};
 use super::helpers::{FALSE, TRUE};
 use super::module::call_condition;
-use crate::interp::Facts;
+use crate::interp::{Facts, Value};
 use crate::ir::{Program, RuleIr};
 use crate::scan::Scans;
 
@@ -60,8 +60,6 @@ pub enum ConditionCode {
     Native,
     /// The condition is one test that a field scan answers both ways: no code of its own.
     SettledByScan { field: String },
-    /// A per-part rule's condition runs once per part, in the interpreter.
-    PerPart,
     /// The translator cannot express it: it runs in the interpreter.
     Interpreted { why: String },
 }
@@ -174,11 +172,36 @@ impl NativeFrame<'_> {
         if facts.values.len() != self.cells.len() {
             return None;
         }
+        if rule.per_part.is_some() {
+            return None;
+        }
         let function = (*self.code.conditions.get(rule.index as usize)?)?;
         let mut frame = Frame::new(self.program, &self.code.constants, facts);
-        let frame: *mut Frame<'_> = &mut frame;
-        let status = call_condition(function, frame.cast(), &self.cells);
-        match status {
+        self.run(function, &mut frame)
+    }
+
+    /// Whether a per-part rule's condition holds for one part, the part bound in the frame;
+    /// `None` as for [`NativeFrame::holds`].
+    pub fn holds_part(
+        &mut self,
+        rule: &RuleIr,
+        facts: &Facts<'_>,
+        part: &Value<'_>,
+    ) -> Option<bool> {
+        if rule.per_part.is_none() || facts.values.len() != self.cells.len() {
+            return None;
+        }
+        let Some(_) = rule.condition else {
+            return Some(true);
+        };
+        let function = (*self.code.conditions.get(rule.index as usize)?)?;
+        let mut frame = Frame::with_part(self.program, &self.code.constants, facts, part.clone());
+        self.run(function, &mut frame)
+    }
+
+    fn run(&self, function: ConditionFn, frame: &mut Frame<'_>) -> Option<bool> {
+        let frame: *mut Frame<'_> = frame;
+        match call_condition(function, frame.cast(), &self.cells) {
             TRUE => Some(true),
             FALSE => Some(false),
             _ => None,

@@ -10,7 +10,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 
-use super::cell::{Cell, MISSING};
+use super::cell::{Cell, MISSING, PART_INDEX, VALUE};
 use super::code::{CodeMemory, ConditionCode, ConditionFn, NativeCode, Stats};
 use super::helpers;
 use super::translate::{Constants, FunctionTranslator, Untranslatable, scratch_cells, stack_slot};
@@ -114,12 +114,9 @@ impl Jit {
                 continue;
             };
             let name = rule.meta.name.to_string();
-            // A per-part rule's condition runs once per part, with the part bound: interpreted.
-            if rule.per_part.is_some() {
-                codes.push((name, ConditionCode::PerPart));
-                continue;
-            }
-            if let Some(guard) = scans.guard(rule.index).filter(|guard| guard.whole) {
+            if rule.per_part.is_none()
+                && let Some(guard) = scans.guard(rule.index).filter(|guard| guard.whole)
+            {
                 let field = scans
                     .scans
                     .get(guard.scan as usize)
@@ -215,12 +212,20 @@ impl Jit {
             _ => return Err(codegen("the entry block lacks its parameters".into())),
         };
         let mut vars = Vec::with_capacity(rule.vars as usize);
-        for _ in 0..rule.vars {
+        // A per-part rule's part is the first value of its frame (`NativeFrame::holds_part`).
+        let part = rule.per_part.map(|(var, _)| var.0);
+        for var in 0..rule.vars {
             let tag = builder.declare_var(types::I64);
             let bits = builder.declare_var(types::I64);
-            let missing = builder.ins().iconst(types::I64, MISSING);
-            builder.def_var(tag, missing);
-            builder.def_var(bits, missing);
+            let (tag_value, bits_value) = if part == Some(var) {
+                (VALUE, PART_INDEX)
+            } else {
+                (MISSING, MISSING)
+            };
+            let tag_value = builder.ins().iconst(types::I64, tag_value);
+            let bits_value = builder.ins().iconst(types::I64, bits_value);
+            builder.def_var(tag, tag_value);
+            builder.def_var(bits, bits_value);
             vars.push((tag, bits));
         }
         let scratch = stack_slot(&mut builder, scratch_cells(rule));
