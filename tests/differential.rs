@@ -657,6 +657,93 @@ proptest! {
     }
 }
 
+/// More rules testing one field than a regex set takes (`MAX_SET_PATTERNS`, 16): their scan
+/// narrows the patterns by literal prefixes and tries each candidate on its own, and must answer
+/// exactly, since a rule whose whole condition is its test then has no code.
+fn many_tests_policy() -> BoxedStrategy<String> {
+    // Each test names its rule's index, so that the group has more patterns than a set takes.
+    let test = prop_oneof![
+        Just(r#"args.s matches r"^run{i} .*--danger""#),
+        Just(r#"args.s matches r"(?i)key{i}\s*=\s*\S{{4,}}""#),
+        Just(r#"args.s matches r"ghp{i}_[a-z0-9]{{2}}""#),
+        Just(r#"args.s matches r"\d{i}""#),
+        Just(r#"args.s matches r"x+$""#),
+        Just(r#"args.s.contains("cmd{i}x")"#),
+        Just(r#"args.s.contains("rm -rf")"#),
+        Just(r#"args.s.starts_with("/w/{i}")"#),
+        Just(r#"args.s.ends_with("{i} --danger")"#),
+    ];
+    // One kind per policy: a scan serves one tool, kind and field, so its group is big.
+    let rules = prop::collection::vec((test, any::<bool>()), 17..30);
+    (rules, 0..3usize)
+        .prop_map(|(rules, kind)| {
+            let mut policy = DECLARATIONS.to_string();
+            for (i, (test, more)) in rules.iter().enumerate() {
+                let test = test
+                    .replace("{i}", &i.to_string())
+                    .replace("{{", "{")
+                    .replace("}}", "}");
+                let rest = if *more { " and args.n > 0" } else { "" };
+                let head = format!("on t when {test}{rest}");
+                policy.push_str(&match kind {
+                    0 => format!("precheck many_{i} {head} => deny \"{i}\"\n"),
+                    1 => format!("gate many_{i} {head} => \"{i}\"\n"),
+                    _ => format!("postcheck many_{i} {head} => replace content \"{i}\"\n"),
+                });
+            }
+            policy
+        })
+        .boxed()
+}
+
+fn many_tests_call() -> BoxedStrategy<Call> {
+    let s = prop_oneof![
+        Just(json!("run12 build --danger")),
+        Just(json!("run1 build --danger")),
+        Just(json!("run123 build 3 --danger")),
+        Just(json!("echo run1 --danger")),
+        Just(json!("KEY3 = hunter2")),
+        Just(json!("key14=ab")),
+        Just(json!("token ghp2_ab and GHP20_AB")),
+        Just(json!("rm -rf /w/x; echo cmd1x cmd16x")),
+        Just(json!("/w/1/x")),
+        Just(json!("/w/18")),
+        Just(json!("xx")),
+        Just(json!("call 55 21")),
+        Just(json!(7)),
+        Just(Json::Null),
+        "[a-z0-9/ -]{0,12}".prop_map(Json::from),
+    ];
+    (s, prop::option::of(Just(1)), prop::option::of(text()))
+        .prop_map(|(s, n, result)| {
+            let mut args = json!({ "s": s });
+            if let Some(n) = n {
+                args["n"] = json!(n);
+            }
+            let mut call = Call::new("t", args);
+            call.result = result.map(|content| ToolResult {
+                status: Status::Ok,
+                content: content.as_str().unwrap_or_default().to_string(),
+                value: json!({}),
+                error: None,
+            });
+            call
+        })
+        .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prefix_scans_agree_with_the_interpreter(
+        policy in many_tests_policy(),
+        calls in prop::collection::vec(many_tests_call(), 1..8),
+    ) {
+        check_agreement(&policy, &calls)?;
+    }
+}
+
 #[test]
 fn shipped_policy_tests_pass_under_both_backends() {
     use sluice::compiler::load::discover;

@@ -180,7 +180,7 @@ fn scan_input(scan: &Scan, input: ScanInput<'_>) -> Option<Scanned> {
             set.matches(&text)
         }
         (Matcher::Prefixes(prefixes), ScanInput::Text(text)) => {
-            prefixes.candidates(&viewed(scan.view, text))?
+            prefixes.matches(&viewed(scan.view, text))?
         }
         (Matcher::Literal(literal), ScanInput::Text(text)) => {
             if !literal.matches(&viewed(scan.view, text)) {

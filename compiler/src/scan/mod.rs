@@ -75,16 +75,9 @@ pub enum Matcher {
     Literal(Literal),
     /// Literals, each a pattern, looked up for every string of a list.
     Members(FxHashMap<String, u32>),
-    /// Many regexes over a string, narrowed by their literal prefixes: it finds the patterns
-    /// that may match, so it only ever rules rules out.
+    /// Many regexes over a string, narrowed by their literal prefixes before each candidate is
+    /// tried on its own.
     Prefixes(Box<LazyPrefixes>),
-}
-
-impl Matcher {
-    /// Whether what it finds is what matches; a prefix scan finds what may.
-    fn exact(&self) -> bool {
-        !matches!(self, Matcher::Prefixes(_))
-    }
 }
 
 /// A literal test of a string, as its one pattern matches it.
@@ -205,7 +198,6 @@ impl Scans {
         // Every group is scanned, even one of a single test: a plan whose scans settle all its
         // rules decides a call without running any of them.
         let mut scans = Vec::new();
-        let mut exact = Vec::new();
         let mut scan_of: FxHashMap<Group, u32> = FxHashMap::default();
         for (key, patterns) in groups {
             let Some(matcher) = matcher(key.2.1, &patterns) else {
@@ -215,7 +207,6 @@ impl Scans {
             let mut all_rules: Vec<u32> = rules.iter().flatten().copied().collect();
             all_rules.sort_unstable();
             scan_of.insert(key.clone(), scans.len() as u32);
-            exact.push(matcher.exact());
             scans.push(Scan {
                 slot: key.2.0,
                 view: key.2.1,
@@ -229,12 +220,10 @@ impl Scans {
             .map(|test| {
                 let (key, pattern, whole) = test?;
                 let scan = *scan_of.get(&key)?;
-                // A scan that finds what may match decides a test only when it finds nothing.
-                let exact = exact.get(scan as usize).copied().unwrap_or(false);
                 Some(Guard {
                     scan,
                     pattern,
-                    whole: whole && exact,
+                    whole,
                 })
             })
             .collect();
@@ -319,13 +308,17 @@ fn matcher(view: View, patterns: &[(Pattern, Vec<u32>)]) -> Option<Matcher> {
             {
                 return Some(Matcher::Literal(literal.clone()));
             }
+            if patterns.len() > MAX_SET_PATTERNS {
+                let patterns = patterns
+                    .iter()
+                    .map(|(p, _)| (p.text.clone(), p.hir.clone(), p.literal.clone()))
+                    .collect();
+                return Some(Matcher::Prefixes(Box::new(LazyPrefixes::new(patterns))));
+            }
             let patterns: Vec<_> = patterns
                 .iter()
                 .map(|(p, _)| (p.text.clone(), p.hir.clone()))
                 .collect();
-            if patterns.len() > MAX_SET_PATTERNS {
-                return Some(Matcher::Prefixes(Box::new(LazyPrefixes::new(patterns))));
-            }
             Some(Matcher::Regexes(Box::new(LazyRegexSet::new(
                 patterns,
                 SET_SIZE_LIMIT,

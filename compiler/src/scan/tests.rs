@@ -27,8 +27,8 @@ fn a_group_of_many_regexes_is_not_scanned_as_one_set() {
     let many = gates_on_one_field(MAX_SET_PATTERNS + 1);
     assert_eq!(many.scans.len(), 1);
     assert!(matches!(many.scans[0].matcher, super::Matcher::Prefixes(_)));
-    // Its guards only rule rules out: none decides its test when a prefix is found.
-    assert!(many.guards.iter().all(|g| g.is_some_and(|g| !g.whole)));
+    // It answers what matches, as a set does: every guard decides its rule's whole test.
+    assert!(many.guards.iter().all(|g| g.is_some_and(|g| g.whole)));
 }
 
 /// A pattern for every literal test of every needle, and for `under` of a few directories.
