@@ -92,9 +92,9 @@ for target in "${targets[@]}"; do
   cargo "+$toolchain" fuzz run -O "${build_dir[@]}" "$target" "$corpus" $(seeds_of "$target") -- \
     "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -max_len="$(max_len_of "$target")" -print_final_stats=1 >"$log" 2>&1 || true
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rate=$(grep -ao 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  cov=$(grep -ao 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
   corp=$(find "$corpus" -type f | wc -l)
   after=$(find "artifacts/$target" -type f | wc -l)
   found=$((after - before))
