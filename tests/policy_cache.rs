@@ -17,7 +17,7 @@ use serde_json::json;
 use sluice_compiler::call::{Call, ToolResult};
 use sluice_compiler::jit::Backend;
 use sluice_runtime::chain::Chain;
-use sluice_runtime::config::{CacheUse, Config, PolicyCache};
+use sluice_runtime::config::{CacheUse, Config, PolicyCache, Stages};
 use support::temp_dir;
 
 /// The starter's built-in sets, and a set of the project's own that imports a file.
@@ -150,6 +150,65 @@ fn a_chain_read_back_decides_as_the_compiled_chain() {
         rewritten.to_string().contains("REDACTED"),
         "the post-check rewrote the secret: {rewritten}"
     );
+}
+
+/// The realistic corpus (`compiler/benches/corpus.jsonl`: builds, tests, git, package managers,
+/// file edits, fetches and the usual dangerous commands) judged by the chain read back from the
+/// cache, where each rule's nodes are read only when a call first runs the rule: call by call as
+/// by the chain compiled from source. Once by one chain that every call reads more of, and once
+/// as a hook judges, a chain read back for each call with only its stage's sets.
+#[test]
+fn a_chain_read_back_decides_the_corpus_as_compiled() {
+    let _untimed = sluice_compiler::budget::unbounded();
+    let (dir, cache) = project("cache-corpus");
+    let config = config(&dir);
+    let corpus = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("compiler/benches/corpus.jsonl"),
+    )
+    .unwrap();
+    let mut calls: Vec<Call> = corpus
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| Call::from_json(line).unwrap())
+        .collect();
+    calls.extend(self::calls());
+    assert!(calls.len() >= 300, "{} calls", calls.len());
+    let compiled = config.chain(Backend::Interp).unwrap();
+    let outcome = |chain: &Chain, call: &Call| serde_json::to_value(chain.evaluate(call)).unwrap();
+    let (_, used) = load(&cache, &dir);
+    assert_eq!(used, CacheUse::Rebuilt);
+    let (shared, used) = load(&cache, &dir);
+    assert_eq!(used, CacheUse::Hit);
+    let mut decisions = std::collections::BTreeSet::new();
+    for call in &calls {
+        let expected = outcome(&compiled, call);
+        assert_eq!(outcome(&shared, call), expected, "{call:?}");
+        // A hook judges a call before it runs or its result after, never both.
+        let (stage, keys): (_, &[&str]) = match call.result {
+            Some(_) => (Stages::AfterRun, &["postcheck"]),
+            None => (
+                Stages::BeforeRun,
+                &[
+                    "decision",
+                    "reason",
+                    "rule",
+                    "decided_by",
+                    "matched",
+                    "parts",
+                    "gates",
+                    "errors",
+                ],
+            ),
+        };
+        let (alone, used, _) = cache.chain_for(&config, stage).unwrap();
+        assert_eq!(used, CacheUse::Hit);
+        let judged = outcome(&alone, call);
+        for &key in keys {
+            assert_eq!(judged[key], expected[key], "{key} of {call:?}");
+        }
+        decisions.insert(expected["decision"].to_string());
+    }
+    assert!(decisions.len() >= 3, "{decisions:?}");
 }
 
 fn decision_of(chain: &Chain, command: &str) -> String {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::Evaluator;
 use crate::ir::{Op, Program};
 use crate::jit::{self, Backend, JitOptions, NativeCode};
-use crate::scan::Scans;
+use crate::scan::{ProgramIndex, Scans};
 
 #[derive(Clone, Debug)]
 pub struct Executable {
@@ -48,7 +48,16 @@ impl Executable {
     /// first needs it: for a process that makes one decision (a hook), which runs the rules of
     /// one tool and builds only what they use.
     pub fn for_one_call(program: Arc<Program>) -> Executable {
-        let scans = Some(Arc::new(Scans::build(&program)));
+        let index = ProgramIndex::of(&program);
+        Executable::for_one_call_indexed(program, &index)
+    }
+
+    /// [`Executable::for_one_call`] for a program read back with its index
+    /// ([`ProgramIndex::fits`] it): its scans and list groups are built from the index, and each
+    /// rule's nodes are read when a call first runs the rule.
+    pub fn for_one_call_indexed(program: Arc<Program>, index: &ProgramIndex) -> Executable {
+        program.set_list_groups(index.lists.clone());
+        let scans = Some(Arc::new(Scans::indexed(&program, index)));
         Executable {
             program,
             native: None,

@@ -7,6 +7,7 @@
 
 mod display;
 mod globs;
+pub mod nodes;
 mod regexes;
 pub mod stored_types;
 
@@ -18,6 +19,7 @@ use crate::check::{Builtin, Const, Root, ToolSet, Ty, VarId};
 
 pub use display::render_program;
 pub use globs::{PolicyGlob, ToolGlobs};
+pub use nodes::Nodes;
 pub use regexes::{PolicyRegex, REGEX_SIZE_LIMIT, check_size, check_size_of};
 
 #[derive(
@@ -226,7 +228,8 @@ pub struct RuleIr {
     pub tools: ToolSet,
     /// Matches the tool name against the rule's globs, when it has any.
     pub tool_globs: Option<ToolGlobs>,
-    pub nodes: Vec<Node>,
+    #[serde(with = "nodes")]
+    pub nodes: Nodes,
     /// A per-part rule's variable and list: its condition and effects see one part at a time.
     pub per_part: Option<(VarId, NodeId)>,
     pub condition: Option<NodeId>,
@@ -269,7 +272,7 @@ pub struct Program {
 
 /// The distinct lists a program's per-part rules judge: rules that split the same expression
 /// (`shell(args.command, …)` in every shell rule) share one evaluation of it per call.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ListGroups {
     /// Per rule, the index of its list among the distinct ones; `None` for a rule that judges
     /// no list.
@@ -286,7 +289,7 @@ impl ListGroups {
             .iter()
             .map(|rule| {
                 let (_, list) = rule.per_part?;
-                let nodes = rule.nodes.get(..=list.0 as usize)?;
+                let nodes = rule.nodes.as_slice().get(..=list.0 as usize)?;
                 let same = |other: &&[Node]| {
                     other.len() == nodes.len()
                         && other
@@ -313,6 +316,17 @@ impl ListGroups {
     /// The index of the rule's list among the program's distinct lists.
     pub fn of(&self, rule: u32) -> Option<u32> {
         self.of_rule.get(rule as usize).copied().flatten()
+    }
+
+    /// Whether this grouping can be that of a program of `rules` rules: one entry per rule,
+    /// each naming one of the distinct lists.
+    pub fn fits(&self, rules: usize) -> bool {
+        self.of_rule.len() == rules
+            && self
+                .of_rule
+                .iter()
+                .flatten()
+                .all(|&group| (group as usize) < self.count)
     }
 
     /// How many distinct lists the program's per-part rules judge.
@@ -354,6 +368,12 @@ impl Program {
     /// The program's per-part lists, grouped.
     pub fn list_groups(&self) -> &ListGroups {
         self.lists.get_or_init(|| ListGroups::build(&self.rules))
+    }
+
+    /// Takes the grouping of the program's lists as stored beside it, so that grouping them
+    /// reads no rule's nodes; a grouping already made is kept.
+    pub(crate) fn set_list_groups(&self, lists: ListGroups) {
+        let _ = self.lists.set(lists);
     }
 }
 

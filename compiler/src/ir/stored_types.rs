@@ -15,15 +15,28 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::check::Ty;
 
-#[derive(Default)]
 struct Table {
     /// While writing: each type met, with its number.
     written: FxHashMap<Ty, u32>,
-    /// The types by number: those met so far while writing; the stored table while reading.
+    /// The types by number, as met while writing.
     types: Vec<Ty>,
+    /// The stored table while reading: kept by each rule whose nodes are read later
+    /// (`ir::nodes`).
+    read: Arc<[Ty]>,
     /// The strings read back so far: a field name, a literal or a rule's file recurs on many
     /// nodes, and each is one allocation shared, where serde's own `Arc<str>` is three.
     strings: FxHashSet<Arc<str>>,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table {
+            written: FxHashMap::default(),
+            types: Vec::new(),
+            read: Arc::from([]),
+            strings: FxHashSet::default(),
+        }
+    }
 }
 
 thread_local! {
@@ -40,12 +53,17 @@ pub fn write_with<R>(work: impl FnOnce() -> R) -> (R, Vec<Ty>) {
 
 /// Runs `work` (reading one stored program) with `types`, the table [`write_with`] returned
 /// when it was written.
-pub fn read_with<R>(types: Vec<Ty>, work: impl FnOnce() -> R) -> R {
+pub fn read_with<R>(types: impl Into<Arc<[Ty]>>, work: impl FnOnce() -> R) -> R {
     let table = Table {
-        types,
+        read: types.into(),
         ..Table::default()
     };
     within(table, work).0
+}
+
+/// The table of the program being read on this thread, if any.
+pub fn types_read() -> Option<Arc<[Ty]>> {
+    TABLE.with(|table| Some(Arc::clone(&table.borrow().as_ref()?.read)))
 }
 
 fn within<R>(table: Table, work: impl FnOnce() -> R) -> (R, Table) {
@@ -80,38 +98,51 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ty, D::
     TABLE
         .with(|table| {
             let table = table.borrow();
-            table.as_ref()?.types.get(number as usize).cloned()
+            table.as_ref()?.read.get(number as usize).cloned()
         })
         .ok_or_else(|| serde::de::Error::custom(format!("no stored type {number}")))
 }
 
 /// Reads a string that the program shares: once per distinct text while a table is read.
 pub fn shared_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
-    struct Shared;
-    impl serde::de::Visitor<'_> for Shared {
-        type Value = Arc<str>;
+    deserializer.deserialize_str(Text { shared: true })
+}
 
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a string")
-        }
+/// Reads a string into one allocation, not looked up among those read: a literal set's strings
+/// (most of a stored program's) are mostly distinct, and looking each up cost more than it saved.
+fn own_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    deserializer.deserialize_str(Text { shared: false })
+}
 
-        // Borrowed or not, the text is looked up before anything is allocated.
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Arc<str>, E> {
-            Ok(TABLE.with(|table| {
-                let mut table = table.borrow_mut();
-                let Some(table) = table.as_mut() else {
-                    return Arc::from(text);
-                };
-                if let Some(shared) = table.strings.get(text) {
-                    return Arc::clone(shared);
-                }
-                let shared: Arc<str> = Arc::from(text);
-                table.strings.insert(Arc::clone(&shared));
-                shared
-            }))
-        }
+struct Text {
+    shared: bool,
+}
+
+impl serde::de::Visitor<'_> for Text {
+    type Value = Arc<str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
     }
-    deserializer.deserialize_str(Shared)
+
+    // Borrowed or not, the text is looked up before anything is allocated.
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Arc<str>, E> {
+        if !self.shared {
+            return Ok(Arc::from(text));
+        }
+        Ok(TABLE.with(|table| {
+            let mut table = table.borrow_mut();
+            let Some(table) = table.as_mut() else {
+                return Arc::from(text);
+            };
+            if let Some(shared) = table.strings.get(text) {
+                return Arc::clone(shared);
+            }
+            let shared: Arc<str> = Arc::from(text);
+            table.strings.insert(Arc::clone(&shared));
+            shared
+        }))
+    }
 }
 
 /// [`shared_str`] for each string of a list.
@@ -122,8 +153,8 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Arc
     Ok(strings.into_iter().map(|Shared(text)| text).collect())
 }
 
-/// The program's literal sets, each string read as [`shared_str`]: the sets hold most of a
-/// stored program's strings, and serde's own `Arc<str>` is three allocations for each.
+/// The program's literal sets, each string read in one allocation ([`own_str`]): the sets hold
+/// most of a stored program's strings, and serde's own `Arc<str>` is three allocations for each.
 pub fn shared_str_sets<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Vec<FxHashSet<Arc<str>>>, D::Error> {
@@ -149,10 +180,10 @@ fn shared_str_set<'de, D: Deserializer<'de>>(
             mut seq: A,
         ) -> Result<Self::Value, A::Error> {
             #[derive(Deserialize)]
-            struct Shared(#[serde(deserialize_with = "shared_str")] Arc<str>);
+            struct Own(#[serde(deserialize_with = "own_str")] Arc<str>);
             let mut set = FxHashSet::default();
             set.reserve(seq.size_hint().unwrap_or(0).min(4096));
-            while let Some(Shared(text)) = seq.next_element()? {
+            while let Some(Own(text)) = seq.next_element()? {
                 set.insert(text);
             }
             Ok(set)

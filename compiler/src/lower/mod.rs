@@ -85,10 +85,12 @@ pub fn link<'a>(
             patterns: &patterns,
         };
         let mut rule = lowered.rule.clone();
-        for node in &mut rule.nodes {
+        let mut nodes = std::mem::take(&mut rule.nodes).into_vec();
+        for node in &mut nodes {
             ids.apply(&mut node.op);
             node.span.relocate(0, offset);
         }
+        rule.nodes = nodes.into();
         for effect in &mut rule.effects {
             if let EffectIr::Redact(redact) = effect {
                 redact.regex = ids.regex(redact.regex);
@@ -221,7 +223,7 @@ impl Lowerer {
             },
             tools: rule.tools.clone(),
             tool_globs,
-            nodes: std::mem::take(&mut self.nodes),
+            nodes: std::mem::take(&mut self.nodes).into(),
             per_part,
             condition,
             effects,

@@ -11,23 +11,25 @@
 //! test (`"admin" in agent.labels`) by looking each string of the list up in one hash map.
 
 mod frame;
+mod index;
 mod parts;
 mod prefixes;
 mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
+pub use index::ProgramIndex;
 pub use parts::PartGuard;
 pub use prefixes::LazyPrefixes;
 pub use regex_set::{LazyRegexSet, RegexSet};
 
 use std::sync::Arc;
 
-use regex_syntax::hir::{Hir, Look};
+use regex_syntax::hir::Hir;
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 use crate::ast::RuleKind;
-use crate::check::{Builtin, Const, Ty};
-use crate::ir::{EffectIr, NodeId, Op, Program, RuleIr, ToolRef, kind_index};
+use crate::ir::{Program, RuleIr, ToolRef, kind_index};
 
 /// Regex sets are built with this size limit; a set that would exceed it is not built, and its
 /// rules simply run unguarded.
@@ -51,7 +53,7 @@ pub struct Guard {
 }
 
 /// What a scan reads of its field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum View {
     /// The string itself.
     Text,
@@ -81,7 +83,7 @@ pub enum Matcher {
 }
 
 /// A literal test of a string, as its one pattern matches it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Literal {
     StartsWith(String),
     EndsWith(String),
@@ -169,16 +171,21 @@ enum Home {
 }
 
 impl Scans {
+    /// The scans of `program`, read off its rules' nodes.
     pub fn build(program: &Program) -> Scans {
+        Scans::indexed(program, &ProgramIndex::of(program))
+    }
+
+    /// The scans of `program` from its index, reading no rule's nodes.
+    pub fn indexed(program: &Program, index: &ProgramIndex) -> Scans {
         // Per group, its patterns and the rules behind each; per rule, its group and pattern.
         let mut groups: FxHashMap<Group, Patterns> = FxHashMap::default();
         let mut wanted: Vec<Option<(Group, u32, bool)>> = Vec::new();
-        for rule in &program.rules {
-            // A per-part rule reads its parts first, which can fail: no scan may skip it.
-            let test = rule
-                .condition
-                .filter(|_| rule.per_part.is_none())
-                .and_then(|condition| first_test(program, rule, condition));
+        for (rule, indexed) in program.rules.iter().zip(&index.rules) {
+            let test = indexed.test.as_ref().and_then(|first| {
+                let pattern = first.test.pattern(program)?;
+                Some((first.field, pattern, first.whole))
+            });
             wanted.push(test.map(|(field, pattern, whole)| {
                 let key = (home(rule), kind_index(rule.meta.kind), field);
                 let patterns = groups.entry(key.clone()).or_default();
@@ -227,11 +234,11 @@ impl Scans {
                 })
             })
             .collect();
-        let settles: Vec<bool> = program
+        let settles: Vec<bool> = index
             .rules
             .iter()
             .zip(&guards)
-            .map(|(rule, guard)| guard.is_some_and(|guard| guard.whole) && says_constant(rule))
+            .map(|(indexed, guard)| guard.is_some_and(|guard| guard.whole) && indexed.says_constant)
             .collect();
         let plans = plans(program, &scan_of, &guards, &settles);
         let settled_tools = settled_tools(program, &plans);
@@ -240,7 +247,11 @@ impl Scans {
             guards,
             plans,
             settled_tools,
-            part_guards: program.rules.iter().map(parts::guard_of).collect(),
+            part_guards: index
+                .rules
+                .iter()
+                .map(|indexed| indexed.part_guard.clone())
+                .collect(),
         }
     }
 
@@ -411,31 +422,6 @@ fn settled_tools(program: &Program, plans: &[[Option<Plan>; 4]]) -> Vec<bool> {
     settled
 }
 
-/// Whether what the rule says, when it holds, is a constant: no effect, or a message that is a
-/// string literal. A per-part rule says something of each part, and a post-check rewrites the
-/// result: neither is.
-fn says_constant(rule: &RuleIr) -> bool {
-    if rule.per_part.is_some() {
-        return false;
-    }
-    let constant = |message: &NodeId| {
-        rule.node(*message)
-            .is_some_and(|node| matches!(node.op, Op::Const(Const::Str(_))))
-    };
-    match rule.meta.kind {
-        RuleKind::Precheck => match rule.effects.first() {
-            Some(EffectIr::Deny(message) | EffectIr::Ask(message)) => constant(message),
-            _ => true,
-        },
-        RuleKind::Gate => match rule.effects.first() {
-            Some(EffectIr::Veto(message)) => constant(message),
-            _ => true,
-        },
-        RuleKind::Concurrency => true,
-        RuleKind::Postcheck => false,
-    }
-}
-
 /// The tools whose plans may use a scan of the rule's test: the one tool it names, or every
 /// tool for a rule `on *`.
 fn home(rule: &RuleIr) -> Home {
@@ -446,139 +432,6 @@ fn home(rule: &RuleIr) -> Home {
         [name] if rule.tools.globs.is_empty() => Home::Tool(name.as_str().into()),
         _ => Home::Mixed,
     }
-}
-
-/// The test a condition evaluates first, as `(field, pattern, whether it is the whole
-/// condition)`, when it is a scannable test of a string field.
-fn first_test(
-    program: &Program,
-    rule: &RuleIr,
-    condition: NodeId,
-) -> Option<((u32, View), Pattern, bool)> {
-    let mut node = rule.node(condition)?;
-    let mut whole = true;
-    while let Op::And(first, _) = &node.op {
-        node = rule.node(*first)?;
-        whole = false;
-    }
-    let string_fact = |id: &NodeId| -> Option<u32> {
-        let Op::Fact(slot) = &rule.node(*id)?.op else {
-            return None;
-        };
-        let decl = program.slots.get(slot.0 as usize)?;
-        matches!(decl.ty, Ty::Str | Ty::Path | Ty::Enum(_)).then_some(slot.0)
-    };
-    let strings_fact = |id: &NodeId| -> Option<u32> {
-        let Op::Fact(slot) = &rule.node(*id)?.op else {
-            return None;
-        };
-        let decl = program.slots.get(slot.0 as usize)?;
-        matches!(&decl.ty, Ty::List(inner) if **inner == Ty::Str).then_some(slot.0)
-    };
-    let constant = |id: &NodeId| -> Option<&str> {
-        match &rule.node(*id)?.op {
-            Op::Const(Const::Str(text)) => Some(text),
-            _ => None,
-        }
-    };
-    let (field, pattern) = match &node.op {
-        Op::Matches(subject, regex) => {
-            let regex = program.regexes.get(regex.0 as usize)?;
-            (
-                (string_fact(subject)?, View::Text),
-                Pattern {
-                    text: regex.as_str().to_string(),
-                    hir: regex.parsed().cloned(),
-                    literal: None,
-                },
-            )
-        }
-        Op::In(needle, list) => (
-            (strings_fact(list)?, View::Members),
-            Pattern {
-                text: constant(needle)?.to_string(),
-                hir: None,
-                literal: None,
-            },
-        ),
-        Op::Builtin(Builtin::Under, args) => {
-            let [subject, dir] = args.as_slice() else {
-                return None;
-            };
-            let Op::Builtin(Builtin::Path, path_args) = &rule.node(*subject)?.op else {
-                return None;
-            };
-            let [field] = path_args.as_slice() else {
-                return None;
-            };
-            (
-                (string_fact(field)?, View::Path),
-                under_pattern(constant(dir)?)?,
-            )
-        }
-        Op::Builtin(builtin, args) => {
-            let [subject, needle] = args.as_slice() else {
-                return None;
-            };
-            (
-                (string_fact(subject)?, View::Text),
-                literal_pattern(*builtin, constant(needle)?)?,
-            )
-        }
-        _ => return None,
-    };
-    Some((field, pattern, whole))
-}
-
-/// A literal test of a string (`starts_with`, `ends_with` or `contains`) as a pattern.
-fn literal_pattern(builtin: Builtin, needle: &str) -> Option<Pattern> {
-    let escaped = regex::escape(needle);
-    let literal = Hir::literal(needle.as_bytes());
-    let needle = needle.to_string();
-    let (text, hir, literal) = match builtin {
-        Builtin::StartsWith => (
-            format!("^(?:{escaped})"),
-            Hir::concat(vec![Hir::look(Look::Start), literal]),
-            Literal::StartsWith(needle),
-        ),
-        Builtin::EndsWith => (
-            format!("(?:{escaped})$"),
-            Hir::concat(vec![literal, Hir::look(Look::End)]),
-            Literal::EndsWith(needle),
-        ),
-        Builtin::Contains => (escaped, literal, Literal::Contains(needle)),
-        _ => return None,
-    };
-    Some(Pattern {
-        text,
-        hir: Some(Arc::new(hir)),
-        literal: Some(literal),
-    })
-}
-
-/// The pattern that matches exactly the normalized paths `under(path, dir)` holds for, given a
-/// normalized `dir` (the checker normalizes the directory of `under`); `.` is left to the rule.
-fn under_pattern(dir: &str) -> Option<Pattern> {
-    let (text, hir) = match dir {
-        "/" => (
-            "^/".to_string(),
-            Hir::concat(vec![Hir::look(Look::Start), Hir::literal(*b"/")]),
-        ),
-        "." => return None,
-        _ => (
-            format!("^{}(?:/|$)", regex::escape(dir)),
-            Hir::concat(vec![
-                Hir::look(Look::Start),
-                Hir::literal(dir.as_bytes()),
-                Hir::alternation(vec![Hir::literal(*b"/"), Hir::look(Look::End)]),
-            ]),
-        ),
-    };
-    Some(Pattern {
-        text,
-        hir: Some(Arc::new(hir)),
-        literal: Some(Literal::Under(dir.to_string())),
-    })
 }
 
 #[cfg(test)]

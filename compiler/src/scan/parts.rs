@@ -22,7 +22,7 @@ use crate::ir::{Node, NodeId, Op, Program, RuleIr, SetId};
 use crate::shell::FIELDS;
 
 /// A test of one part that the rule's condition implies.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PartGuard {
     /// A string field equals this text.
     Is(usize, Arc<str>),

@@ -1,6 +1,8 @@
 //! The field scans' patterns, as built and as matched, and which groups get a set.
 
-use super::{Builtin, MAX_SET_PATTERNS, Pattern, Scans, literal_pattern, under_pattern};
+use super::index::{literal_pattern, under_pattern};
+use super::{MAX_SET_PATTERNS, Pattern, Scans};
+use crate::check::Builtin;
 
 /// A program with `rules` gates on one field, each testing it for its own regex.
 fn gates_on_one_field(rules: usize) -> Scans {

@@ -27,6 +27,7 @@ use sluice_compiler::executable::Executable;
 use sluice_compiler::ir::{Program, stored_types};
 use sluice_compiler::jit::Backend;
 use sluice_compiler::load::SetSource;
+use sluice_compiler::scan::ProgramIndex;
 use sluice_compiler::shell::EffectTable;
 
 use super::{Config, ConfigError, chain_of};
@@ -47,7 +48,7 @@ const KEEP_TEMPORARY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The layout of what follows the magic: a checksum of the rest, the key, then the sets. A file
 /// of another format is rebuilt.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 
 /// Where compiled chains are kept.
 #[derive(Clone, Debug)]
@@ -101,6 +102,10 @@ struct StoredSet<'a> {
     types: Cow<'a, [u8]>,
     #[serde(borrow)]
     program: Cow<'a, [u8]>,
+    /// What the field scans and part guards need of each rule (`ProgramIndex`): with it, a
+    /// program read back reads a rule's nodes only when a call runs the rule.
+    #[serde(borrow)]
+    index: Cow<'a, [u8]>,
 }
 
 impl StoredSet<'_> {
@@ -200,6 +205,7 @@ impl PolicyCache {
                     after_run: kinds().any(|kind| kind == RuleKind::Postcheck),
                     types: Cow::Owned(postcard::to_stdvec(&types).ok()?),
                     program: Cow::Owned(written.ok()?),
+                    index: Cow::Owned(postcard::to_stdvec(&ProgramIndex::of(program)).ok()?),
                 })
             })
             .collect();
@@ -286,14 +292,21 @@ fn read(
         if !current {
             return None;
         }
-        let program = match set.needed(stages) {
+        let executable = match set.needed(stages) {
             true => {
                 let types: Vec<Ty> = postcard::from_bytes(&set.types).ok()?;
-                stored_types::read_with(types, || postcard::from_bytes(&set.program)).ok()?
+                let program: Program =
+                    stored_types::read_with(types, || postcard::from_bytes(&set.program)).ok()?;
+                let index: ProgramIndex = postcard::from_bytes(&set.index).ok()?;
+                if !index.fits(&program) {
+                    return None;
+                }
+                Executable::for_one_call_indexed(Arc::new(program), &index)
             }
-            false => Program::without_rules(EffectTable::built_in()),
+            false => {
+                Executable::for_one_call(Arc::new(Program::without_rules(EffectTable::built_in())))
+            }
         };
-        let executable = Executable::for_one_call(Arc::new(program));
         let policy = LoadedPolicy::from_parts(set.name, executable, set.declared);
         chain.push(scope.clone(), Arc::new(policy));
     }
