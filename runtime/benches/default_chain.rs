@@ -6,10 +6,11 @@
 //!
 //! `cargo bench -p sluice-runtime --bench default_chain`
 
-#![allow(clippy::expect_used)] // a benchmark may stop on a broken set-up
+#![allow(clippy::expect_used, clippy::indexing_slicing)] // a benchmark may stop on a broken set-up
 
 use std::hint::black_box;
 use std::path::Path;
+use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sluice_compiler::call::Call;
@@ -50,8 +51,45 @@ fn default_chain(c: &mut Criterion) {
                 }
             })
         });
+        per_call(name, &chain, &completed);
     }
     group.finish();
+}
+
+/// The median decision, and the spread across calls: criterion's time per element is the
+/// corpus's mean, which a few long commands pull up. Each call is timed on its own, the median
+/// of [`ROUNDS`] rounds of [`REPEATS`] decisions, after the criterion run has warmed every path.
+fn per_call(name: &str, chain: &sluice_runtime::chain::Chain, calls: &[Call]) {
+    const ROUNDS: usize = 15;
+    const REPEATS: u32 = 20;
+    let mut times: Vec<f64> = calls
+        .iter()
+        .map(|call| {
+            let mut rounds: Vec<f64> = (0..ROUNDS)
+                .map(|_| {
+                    let start = Instant::now();
+                    for _ in 0..REPEATS {
+                        black_box(chain.evaluate(black_box(call)));
+                    }
+                    start.elapsed().as_secs_f64() * 1e6 / f64::from(REPEATS)
+                })
+                .collect();
+            rounds.sort_by(f64::total_cmp);
+            rounds[ROUNDS / 2]
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    println!(
+        "default_chain/{name}: per call over {} calls: median {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
+        times.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0),
+        mean
+    );
 }
 
 criterion_group!(benches, default_chain);
