@@ -28,6 +28,16 @@ struct Stored {
     types: Arc<[Ty]>,
 }
 
+impl Nodes {
+    /// The stored nodes decoded; none for a rule that has neither.
+    fn decode_stored(&self) -> Vec<Node> {
+        self.stored
+            .as_deref()
+            .map(Stored::decode)
+            .unwrap_or_default()
+    }
+}
+
 impl Stored {
     /// The nodes, or none when the bytes do not decode. The file they came from passed its
     /// checksum, so that is a program no compiler wrote; with no nodes, every rule that reads
@@ -42,12 +52,7 @@ impl Stored {
 
 impl Nodes {
     pub fn as_slice(&self) -> &[Node] {
-        self.decoded.get_or_init(|| {
-            self.stored
-                .as_deref()
-                .map(Stored::decode)
-                .unwrap_or_default()
-        })
+        self.decoded.get_or_init(|| self.decode_stored())
     }
 
     pub fn get(&self, index: usize) -> Option<&Node> {
@@ -58,28 +63,11 @@ impl Nodes {
         self.as_slice().iter()
     }
 
-    pub fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.as_slice().is_empty()
-    }
-
-    pub fn into_vec(self) -> Vec<Node> {
-        match self.decoded.into_inner() {
+    pub fn into_vec(mut self) -> Vec<Node> {
+        match self.decoded.take() {
             Some(nodes) => nodes,
-            None => self
-                .stored
-                .as_deref()
-                .map(Stored::decode)
-                .unwrap_or_default(),
+            None => self.decode_stored(),
         }
-    }
-
-    /// Whether the nodes have been read (always, for a rule lowered in this process).
-    pub fn is_decoded(&self) -> bool {
-        self.decoded.get().is_some()
     }
 }
 
@@ -98,12 +86,6 @@ impl<'n> IntoIterator for &'n Nodes {
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
-    }
-}
-
-impl PartialEq for Nodes {
-    fn eq(&self, other: &Nodes) -> bool {
-        self.as_slice() == other.as_slice()
     }
 }
 

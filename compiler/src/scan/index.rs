@@ -92,12 +92,7 @@ impl Test {
                     literal: None,
                 })
             }
-            Test::Literal(Literal::StartsWith(needle)) => {
-                literal_pattern(Builtin::StartsWith, needle)
-            }
-            Test::Literal(Literal::EndsWith(needle)) => literal_pattern(Builtin::EndsWith, needle),
-            Test::Literal(Literal::Contains(needle)) => literal_pattern(Builtin::Contains, needle),
-            Test::Literal(Literal::Under(dir)) => under_pattern(dir),
+            Test::Literal(literal) => literal_pattern(literal.clone()),
             Test::Member(text) => Some(Pattern {
                 text: text.clone(),
                 hir: None,
@@ -176,14 +171,9 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<Fir
             let [field] = path_args.as_slice() else {
                 return None;
             };
-            let dir = constant(dir)?;
-            // `.` is left to the rule: the scan sees paths made absolute.
-            if dir == "." {
-                return None;
-            }
             (
                 (string_fact(field)?, View::Path),
-                Test::Literal(Literal::Under(dir.to_string())),
+                Test::Literal(Literal::Under(constant(dir)?.to_string())),
             )
         }
         Op::Builtin(builtin, args) => {
@@ -204,53 +194,41 @@ fn first_test(program: &Program, rule: &RuleIr, condition: NodeId) -> Option<Fir
     Some(FirstTest { field, test, whole })
 }
 
-/// A literal test of a string (`starts_with`, `ends_with` or `contains`) as a pattern.
-pub(super) fn literal_pattern(builtin: Builtin, needle: &str) -> Option<Pattern> {
-    let escaped = regex::escape(needle);
-    let literal = Hir::literal(needle.as_bytes());
-    let needle = needle.to_string();
-    let (text, hir, literal) = match builtin {
-        Builtin::StartsWith => (
-            format!("^(?:{escaped})"),
-            Hir::concat(vec![Hir::look(Look::Start), literal]),
-            Literal::StartsWith(needle),
+/// A literal test as a pattern: `starts_with`, `ends_with` or `contains` of a string, or
+/// `under` of a normalized path; `None` for `under(path, ".")`, which is left to the rule.
+pub(super) fn literal_pattern(literal: Literal) -> Option<Pattern> {
+    let (text, hir) = match &literal {
+        Literal::StartsWith(needle) => (
+            format!("^(?:{})", regex::escape(needle)),
+            Hir::concat(vec![
+                Hir::look(Look::Start),
+                Hir::literal(needle.as_bytes()),
+            ]),
         ),
-        Builtin::EndsWith => (
-            format!("(?:{escaped})$"),
-            Hir::concat(vec![literal, Hir::look(Look::End)]),
-            Literal::EndsWith(needle),
+        Literal::EndsWith(needle) => (
+            format!("(?:{})$", regex::escape(needle)),
+            Hir::concat(vec![Hir::literal(needle.as_bytes()), Hir::look(Look::End)]),
         ),
-        Builtin::Contains => (escaped, literal, Literal::Contains(needle)),
-        _ => return None,
+        Literal::Contains(needle) => (regex::escape(needle), Hir::literal(needle.as_bytes())),
+        Literal::Under(dir) => match dir.as_str() {
+            "/" => (
+                "^/".to_string(),
+                Hir::concat(vec![Hir::look(Look::Start), Hir::literal(*b"/")]),
+            ),
+            "." => return None,
+            _ => (
+                format!("^{}(?:/|$)", regex::escape(dir)),
+                Hir::concat(vec![
+                    Hir::look(Look::Start),
+                    Hir::literal(dir.as_bytes()),
+                    Hir::alternation(vec![Hir::literal(*b"/"), Hir::look(Look::End)]),
+                ]),
+            ),
+        },
     };
     Some(Pattern {
         text,
         hir: Some(Arc::new(hir)),
         literal: Some(literal),
-    })
-}
-
-/// The pattern that matches exactly the normalized paths `under(path, dir)` holds for, given a
-/// normalized `dir` (the checker normalizes the directory of `under`); `.` is left to the rule.
-pub(super) fn under_pattern(dir: &str) -> Option<Pattern> {
-    let (text, hir) = match dir {
-        "/" => (
-            "^/".to_string(),
-            Hir::concat(vec![Hir::look(Look::Start), Hir::literal(*b"/")]),
-        ),
-        "." => return None,
-        _ => (
-            format!("^{}(?:/|$)", regex::escape(dir)),
-            Hir::concat(vec![
-                Hir::look(Look::Start),
-                Hir::literal(dir.as_bytes()),
-                Hir::alternation(vec![Hir::literal(*b"/"), Hir::look(Look::End)]),
-            ]),
-        ),
-    };
-    Some(Pattern {
-        text,
-        hir: Some(Arc::new(hir)),
-        literal: Some(Literal::Under(dir.to_string())),
     })
 }

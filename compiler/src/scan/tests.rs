@@ -1,8 +1,7 @@
 //! The field scans' patterns, as built and as matched, and which groups get a set.
 
-use super::index::{literal_pattern, under_pattern};
-use super::{MAX_SET_PATTERNS, Pattern, Scans};
-use crate::check::Builtin;
+use super::index::literal_pattern;
+use super::{Literal, MAX_SET_PATTERNS, Pattern, Scans};
 
 /// A program with `rules` gates on one field, each testing it for its own regex.
 fn gates_on_one_field(rules: usize) -> Scans {
@@ -45,11 +44,11 @@ fn patterns() -> Vec<Pattern> {
         "\\d{3}",
         "/secret/1",
     ];
-    let builtins = [Builtin::StartsWith, Builtin::EndsWith, Builtin::Contains];
+    let literals = [Literal::StartsWith, Literal::EndsWith, Literal::Contains];
     needles
         .iter()
-        .flat_map(|needle| builtins.map(|builtin| literal_pattern(builtin, needle)))
-        .chain(["/", "/etc", "/a b/c.d"].map(under_pattern))
+        .flat_map(|needle| literals.map(|literal| literal_pattern(literal(needle.to_string()))))
+        .chain(["/", "/etc", "/a b/c.d"].map(|dir| literal_pattern(Literal::Under(dir.into()))))
         .map(|pattern| pattern.unwrap_or_else(|| unreachable!("every test above is scannable")))
         .collect()
 }
