@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// A decision makes and frees many small values (parts, paths, strings): mimalloc runs a
+// decision in about 15 % fewer instructions than glibc's malloc (README, "Speed").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     if let Some(hook) = cli::HookCli::parse_if_hook() {
         return cli::run_hook(hook);

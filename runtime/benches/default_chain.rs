@@ -17,6 +17,11 @@ use sluice_compiler::call::Call;
 use sluice_compiler::jit::Backend;
 use sluice_runtime::config::{Config, STARTER};
 
+// The allocator of the `sluice` binary, so that the bench times what `sluice eval`, `serve`,
+// `hook` and `mcp` do.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn corpus() -> Vec<Call> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compiler/benches/corpus.jsonl");
     let text = std::fs::read_to_string(path).expect("the corpus");

@@ -117,8 +117,12 @@ fn a_changed_file_swaps_the_chain_and_a_broken_one_keeps_the_old() {
 
     // A reload that does not compile keeps the chain and says why.
     write(&dir, "team/team.sluice", "precheck broken when {");
+    // The file is written in place, so a reload may first read it half written: wait for the
+    // refusal of the whole broken text, which has a diagnostic.
     wait_until("the refusal is reported", || {
-        !server.get("/readyz").json()["reload_error"].is_null()
+        server.get("/readyz").json()["reload_error"]["diagnostics"]
+            .as_array()
+            .is_some_and(|diagnostics| !diagnostics.is_empty())
     });
     let ready = server.get("/readyz").json();
     let diagnostics = ready["reload_error"]["diagnostics"].as_array().unwrap();

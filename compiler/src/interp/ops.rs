@@ -123,6 +123,18 @@ pub fn member<'a>(base: &Value<'a>, field: &str) -> OpResult<'a> {
     }
 }
 
+/// [`member`], looking first at `position`: the shell's part records keep their fields in one
+/// order ([`crate::shell::FIELDS`]), so a field of a part is found without hashing its name.
+pub fn member_at<'a>(base: &Value<'a>, field: &str, position: Option<usize>) -> OpResult<'a> {
+    if let (Value::Json(Json::Object(map)), Some(at)) = (base, position)
+        && let Some((key, value)) = map.iter().nth(at)
+        && key == field
+    {
+        return Ok(Value::from_json(value));
+    }
+    member(base, field)
+}
+
 pub fn index<'a>(base: &Value<'a>, index: &Value<'a>) -> OpResult<'a> {
     match (base, index) {
         (Value::Json(Json::Object(map)), Value::Str(key)) => {
@@ -204,7 +216,12 @@ pub fn add<'a>(l: &Value<'a>, r: &Value<'a>) -> OpResult<'a> {
             .checked_add(*y)
             .map(Value::Int)
             .ok_or_else(|| Fault::Failed("integer overflow in `+`".into())),
-        (Value::Str(x), Value::Str(y)) => Ok(Value::Str(Cow::Owned(format!("{x}{y}")))),
+        (Value::Str(x), Value::Str(y)) => {
+            let mut joined = String::with_capacity(x.len() + y.len());
+            joined.push_str(x);
+            joined.push_str(y);
+            Ok(Value::Str(Cow::Owned(joined)))
+        }
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Ok(Value::Float(
             l.number().unwrap_or(0.0) + r.number().unwrap_or(0.0),
         )),
@@ -404,4 +421,25 @@ fn truncate(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_read_at_its_position_is_the_field_read_by_name() {
+        let record = serde_json::json!({ "text": "ls", "name": "ls", "argv": ["ls"] });
+        let base = Value::Json(&record);
+        let by_name = |field| member(&base, field).map(|v| v.render().into_owned());
+        for (field, position) in [("name", Some(1)), ("name", Some(0)), ("name", Some(9))] {
+            let at = member_at(&base, field, position).map(|v| v.render().into_owned());
+            assert_eq!(at, by_name(field), "{field} at {position:?}");
+        }
+        assert!(matches!(
+            member_at(&base, "cwd", Some(6)),
+            Ok(Value::Missing)
+        ));
+        assert!(member_at(&Value::Int(1), "name", Some(1)).is_err());
+    }
 }

@@ -60,12 +60,15 @@ pub fn judge<'a>(
     (guard, mut native): (Option<&PartGuard>, Option<&mut NativeFrame<'_>>),
     judged: &mut JudgedLists<'a>,
 ) -> Result<Judged<'a>, EvalError> {
-    let mut evaluation = Evaluation::new(program, rule, facts);
+    // The interpreter's evaluation is made only when something needs it: most parts are
+    // judged by their guard or their native code alone.
+    let mut evaluation = None;
+    let source = (program, rule, facts);
     let group = program.list_groups().of(rule.index).map(|g| g as usize);
     let list_value = match group.and_then(|g| judged.get(g)) {
         Some(list) => list,
         None => {
-            let list_value = evaluation.eval(list)?;
+            let list_value = interpreter(&mut evaluation, source).eval(list)?;
             if let Some(group) = group {
                 judged.keep(group, &list_value);
             }
@@ -96,22 +99,32 @@ pub fn judge<'a>(
         let natively = native
             .as_deref_mut()
             .and_then(|frame| frame.holds_part(rule, facts, &item));
-        evaluation.bind(var, item);
         let holds = match natively {
             Some(holds) => holds,
-            None => evaluation.condition_holds()?,
+            None => {
+                let evaluation = interpreter(&mut evaluation, source);
+                evaluation.bind(var, item.clone());
+                evaluation.condition_holds()?
+            }
         };
         if !holds {
             verdicts.push(None);
             continue;
         }
-        let (effect, reason) = match rule.effects.first() {
+        let (effect, message) = match rule.effects.first() {
             // A gate's veto is, for its part, a denial that nothing overrides.
-            Some(EffectIr::Deny(m) | EffectIr::Veto(m)) => {
-                (Decision::Deny, Some(evaluation.text(*m)?))
-            }
-            Some(EffectIr::Ask(m)) => (Decision::Ask, Some(evaluation.text(*m)?)),
+            Some(EffectIr::Deny(m) | EffectIr::Veto(m)) => (Decision::Deny, Some(*m)),
+            Some(EffectIr::Ask(m)) => (Decision::Ask, Some(*m)),
             _ => (Decision::Allow, None),
+        };
+        let reason = match message {
+            Some(message) => {
+                // The message may name the part: it is bound, whichever backend judged it.
+                let evaluation = interpreter(&mut evaluation, source);
+                evaluation.bind(var, item);
+                Some(evaluation.text(message)?)
+            }
+            None => None,
         };
         verdicts.push(Some(Match {
             rule: rule.meta.clone(),
@@ -124,6 +137,17 @@ pub fn judge<'a>(
         list: list_value,
         verdicts,
     })
+}
+
+/// The rule's interpreter evaluation, made on first use.
+fn interpreter<'e, 'r, 'f>(
+    made: &'e mut Option<Evaluation<'r, 'f>>,
+    (program, rule, facts): (&'r Program, &'r RuleIr, &'r Facts<'f>),
+) -> &'e mut Evaluation<'r, 'f>
+where
+    'r: 'f,
+{
+    made.get_or_insert_with(|| Evaluation::new(program, rule, facts))
 }
 
 /// Whether a per-part rule alone has its say on the call: an `allow` rule when it allows every

@@ -110,6 +110,8 @@ impl<'a> Frame<'a> {
         part: Value<'a>,
     ) -> Self {
         let mut frame = Frame::new(program, consts, facts);
+        // A part's condition reads several of its fields: room for them at once, not by doubling.
+        frame.values.reserve(8);
         frame.values.push(part);
         frame
     }

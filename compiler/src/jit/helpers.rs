@@ -24,7 +24,8 @@ pub const FAULT: i64 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i64)]
 pub enum Apply {
-    /// `extra`: the field name's constant index.
+    /// `extra`: the field name's constant index, and above [`POSITION_SHIFT`] one more than
+    /// its position in a part record (0 for a field parts do not have).
     Member = 0,
     Index = 1,
     List = 2,
@@ -38,6 +39,9 @@ pub enum Apply {
     /// `extra`: the argv pattern id.
     ArgvMatch = 8,
 }
+
+/// Where `Apply::Member`'s `extra` keeps the field's position in a part record.
+pub const POSITION_SHIFT: u32 = 32;
 
 /// One imported function: its symbol, how many `i64` parameters it takes, and its address.
 pub struct Helper {
@@ -272,8 +276,10 @@ fn apply<'a>(
     let second: &Value<'a> = values.get(1).map_or(&missing, |v| v);
     match code {
         c if c == Apply::Member as i64 => {
-            let field = frame.consts.get(extra_index?).ok_or_else(internal)?;
-            ops::member(first, field)
+            let constant = usize::try_from(extra & ((1 << POSITION_SHIFT) - 1));
+            let field = frame.consts.get(constant.map_err(|_| internal())?);
+            let position = usize::try_from(extra >> POSITION_SHIFT).map_err(|_| internal())?;
+            ops::member_at(first, field.ok_or_else(internal)?, position.checked_sub(1))
         }
         c if c == Apply::Index as i64 => ops::index(first, second),
         c if c == Apply::List as i64 => Ok(ops::list(

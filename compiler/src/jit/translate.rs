@@ -15,7 +15,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::cell::{BOOL, CELL_SIZE, CONST, FAULT as FAULT_TAG, FLOAT, INT, MISSING, NULL};
-use super::helpers::{Apply, FAULT, id};
+use super::helpers::{Apply, FAULT, POSITION_SHIFT, id};
 use crate::ast::Quantifier;
 use crate::check::{Builtin, Const};
 use crate::ir::{NodeId, Op, RuleIr};
@@ -142,8 +142,10 @@ impl FunctionTranslator<'_, '_> {
             }
             Op::Coalesce(a, b) => self.translate_coalesce(*a, *b),
             Op::Member(base, field) => {
-                let field = self.constants.intern(field);
-                self.translate_apply(Apply::Member, field, &[*base])
+                let position = crate::shell::FIELDS.iter().position(|f| *f == &**field);
+                let extra = self.constants.intern(field)
+                    | (position.map_or(0, |p| p as i64 + 1) << POSITION_SHIFT);
+                self.translate_apply(Apply::Member, extra, &[*base])
             }
             Op::Index(base, index) => self.translate_apply(Apply::Index, 0, &[*base, *index]),
             Op::List(items) => self.translate_apply(Apply::List, 0, items),
