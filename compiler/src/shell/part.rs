@@ -58,22 +58,24 @@ fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -
         .iter()
         .map(|r| json!({ "fd": r.fd, "op": r.op, "target": r.target, "path": r.path }))
         .collect();
-    let mut part = Map::new();
+    // Built directly rather than through `json!` (serde's serializer) and into a map of the
+    // final size: a decision builds one record per part of every command line.
+    let mut part = Map::with_capacity(FIELDS.len());
     let fields = [
         Json::String(display(command)),
         Json::String(command.name.clone()),
-        json!(command.argv),
-        json!(command.flags),
-        json!(command.args),
-        json!(command.paths),
-        json!(command.cwd),
+        strings(command.argv.iter().cloned()),
+        strings(command.flags.iter().cloned()),
+        strings(command.args.iter().cloned()),
+        strings(command.paths.iter().cloned()),
+        command.cwd.clone().map_or(Json::Null, Json::String),
         Json::Array(redirects),
-        json!(command.env),
-        json!(command.wrappers),
-        json!(command.unresolved),
-        json!(effects.reads),
-        json!(effects.writes),
-        json!(effects.deletes),
+        strings(command.env.iter().cloned()),
+        strings(command.wrappers.iter().cloned()),
+        command.unresolved.clone().map_or(Json::Null, Json::String),
+        strings(effects.reads),
+        strings(effects.writes),
+        strings(effects.deletes),
         Json::Bool(effects.network),
         Json::Bool(effects.executes),
         Json::Bool(effects.destroys),
@@ -85,6 +87,10 @@ fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -
         part.insert((*name).to_string(), value);
     }
     Json::Object(part)
+}
+
+fn strings(items: impl IntoIterator<Item = String>) -> Json {
+    Json::Array(items.into_iter().map(Json::String).collect())
 }
 
 /// The command as one line a person reads: wrappers, assignments and words, quoted where the
