@@ -16,6 +16,7 @@ use super::value::Value;
 use crate::ast::ArgvPattern;
 use crate::check::{Builtin, Root, Ty};
 use crate::ir::Slot;
+use crate::shell::field_at;
 
 /// Why an operation has no value. The caller names the operand in its message.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,16 +124,14 @@ pub fn member<'a>(base: &Value<'a>, field: &str) -> OpResult<'a> {
     }
 }
 
-/// [`member`], looking first at `position`: the shell's part records keep their fields in one
-/// order ([`crate::shell::FIELDS`]), so a field of a part is found without hashing its name.
+/// [`member`], looking first at `position` ([`crate::shell::field_at`]).
 pub fn member_at<'a>(base: &Value<'a>, field: &str, position: Option<usize>) -> OpResult<'a> {
-    if let (Value::Json(Json::Object(map)), Some(at)) = (base, position)
-        && let Some((key, value)) = map.iter().nth(at)
-        && key == field
-    {
-        return Ok(Value::from_json(value));
+    match (base, position) {
+        (Value::Json(Json::Object(map)), Some(at)) => {
+            Ok(field_at(map, field, at).map_or(Value::Missing, Value::from_json))
+        }
+        _ => member(base, field),
     }
-    member(base, field)
 }
 
 pub fn index<'a>(base: &Value<'a>, index: &Value<'a>) -> OpResult<'a> {

@@ -19,7 +19,7 @@ use crate::ast::Quantifier;
 use crate::check::{Builtin, Const, VarId};
 use crate::interp::Value;
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, SetId};
-use crate::shell::FIELDS;
+use crate::shell::{FIELDS, field_at};
 
 /// A test of one part that the rule's condition implies.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -139,13 +139,7 @@ impl PartGuard {
         let Value::Json(Json::Object(record)) = part else {
             return true;
         };
-        let field = |index: usize| -> Option<&Json> {
-            let name = FIELDS.get(index)?;
-            match record.iter().nth(index) {
-                Some((key, value)) if key == name => Some(value),
-                _ => record.get(*name),
-            }
-        };
+        let field = |index: usize| -> Option<&Json> { field_at(record, FIELDS.get(index)?, index) };
         match self {
             PartGuard::Is(at, text) => match field(*at) {
                 Some(Json::String(found)) => found == &**text,

@@ -53,4 +53,4 @@ pub use effects::{EffectRow, EffectTable, Effects, Operands};
 pub use extract::{
     Dirs, GRAMMAR_MILLIS, Limits, parse_command, parse_command_in, parse_command_with,
 };
-pub use part::{FIELDS, display, parts_json, parts_json_in};
+pub use part::{FIELDS, display, field_at, parts_json, parts_json_in};

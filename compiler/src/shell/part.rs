@@ -30,6 +30,20 @@ pub const FIELDS: &[&str] = &[
     "read_only",
 ];
 
+/// Field `name` of a record, looked for first at `position`: a part record keeps its fields in
+/// the order of [`FIELDS`], so a part's field is found there without hashing its name. Any other
+/// record (or a name not at that position) falls back to the lookup by name.
+pub fn field_at<'r>(
+    record: &'r Map<String, Json>,
+    name: &str,
+    position: usize,
+) -> Option<&'r Json> {
+    match record.iter().nth(position) {
+        Some((key, value)) if key == name => Some(value),
+        _ => record.get(name),
+    }
+}
+
 /// Every simple command of a parsed line as a list of part records.
 pub fn parts_json(commands: &[SimpleCommand], effects: &EffectTable) -> Json {
     parts_json_in(commands, effects, None)
