@@ -1,15 +1,18 @@
 //! Part guards: a per-part rule over `shell(...)` whose condition starts with a test of one
 //! field of the part (`cmd.name == "git"`, `cmd.name in [...]`, `cmd.network`,
-//! `any(p in cmd.deletes, ...)`, `"sudo" in cmd.wrappers`, `cmd.unresolved != null`, or an `or`
-//! of such tests) is guarded by that test, read straight from the part's record. Most parts of
-//! most lines fail the guard of most rules (a `cargo test` deletes nothing and is not `git`), so
-//! their conditions never run.
+//! `any(p in cmd.deletes, ...)`, `"sudo" in cmd.wrappers`, `cmd.unresolved != null`,
+//! `(cmd.unresolved ?? "").contains("...")`, `any(a in cmd.argv, a.contains("...") or ...)`, or
+//! an `or` or `and` of such tests) is guarded by that test, read straight from the part's record.
+//! Most parts of most lines fail the guard of most rules (a `cargo test` deletes nothing and is
+//! not `git`), so their conditions never run.
 //!
 //! A guard says `false` only when the test is certainly false and evaluating it cannot fault:
-//! the field holds the type the test reads, and `and` stops at its left operand, `or` at neither.
-//! Any other shape (a field of another type, a record that is not a part) says `true`, and the
-//! rule runs as the interpreter says. The reference interpreter has no guards; the differential
-//! tests hold the backends that use them to it.
+//! the field holds the type the test reads; `or` needs a guard on both sides; `and` has its left
+//! operand's guard, and its right operand's too when the left one is a test of string fields
+//! against constants (`cmd.name not in [...]`), which cannot fault while those fields hold
+//! strings. Any other shape (a field of another type, a record that is not a part) says `true`,
+//! and the rule runs as the interpreter says. The reference interpreter has no guards; the
+//! differential tests hold the backends that use them to it.
 
 use std::sync::Arc;
 
@@ -38,8 +41,18 @@ pub enum PartGuard {
     Holds(usize, Arc<str>),
     /// A field is not null.
     Present(usize),
+    /// A string field contains this text; a null field reads as the text after `??`, if any.
+    Contains(usize, Arc<str>, Option<Arc<str>>),
+    /// A list field has a string element that contains one of these texts (an `any` whose
+    /// condition is an `or` of such tests of the element).
+    AnyContains(usize, Arc<[Arc<str>]>),
     /// Some guard holds (an `or`).
     Either(Box<PartGuard>, Box<PartGuard>),
+    /// Both guards hold (an `and`).
+    Both(Box<PartGuard>, Box<PartGuard>),
+    /// The guard of an `and`'s right operand, after a left operand that cannot fault while
+    /// these fields hold strings (`cmd.name not in [...] and any(...)`).
+    After(Arc<[usize]>, Box<PartGuard>),
 }
 
 /// The guard of a per-part rule over `shell(...)`, when its condition has one.
@@ -85,9 +98,78 @@ impl Derive<'_> {
         }
     }
 
+    /// The string fields that, while they hold strings, keep the test `id` from faulting: a
+    /// test of fields against constants, with `not`, `and` and `or`.
+    fn cannot_fault(&self, id: NodeId) -> Option<Vec<usize>> {
+        match &self.node(id)?.op {
+            Op::Not(inner) => self.cannot_fault(*inner),
+            Op::And(a, b) | Op::Or(a, b) => {
+                let mut fields = self.cannot_fault(*a)?;
+                fields.extend(self.cannot_fault(*b)?);
+                Some(fields)
+            }
+            Op::InSet(elem, _) => Some(vec![self.field(*elem)?]),
+            Op::Eq(a, b) | Op::Ne(a, b) => match (&self.node(*a)?.op, &self.node(*b)?.op) {
+                (_, Op::Const(_)) => Some(vec![self.field(*a)?]),
+                (Op::Const(_), _) => Some(vec![self.field(*b)?]),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `cmd.FIELD.contains("text")`, or `(cmd.FIELD ?? "default").contains("text")`.
+    fn contains(&self, args: &[NodeId]) -> Option<PartGuard> {
+        let [subject, needle] = args else {
+            return None;
+        };
+        let needle = self.text(*needle)?;
+        match &self.node(*subject)?.op {
+            Op::Coalesce(field, default) => Some(PartGuard::Contains(
+                self.field(*field)?,
+                needle,
+                Some(self.text(*default)?),
+            )),
+            _ => Some(PartGuard::Contains(self.field(*subject)?, needle, None)),
+        }
+    }
+
+    /// The texts of `body`, an `or` of `element.contains("text")` tests of the variable `var`.
+    fn contained_texts(&self, var: VarId, body: NodeId, texts: &mut Vec<Arc<str>>) -> Option<()> {
+        match &self.node(body)?.op {
+            Op::Or(a, b) => {
+                self.contained_texts(var, *a, texts)?;
+                self.contained_texts(var, *b, texts)
+            }
+            Op::Builtin(Builtin::Contains, args) => {
+                let [element, needle] = args.as_slice() else {
+                    return None;
+                };
+                (self.node(*element)?.op == Op::Var(var)).then_some(())?;
+                texts.push(self.text(*needle)?);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
     fn guard(&self, id: NodeId) -> Option<PartGuard> {
         match &self.node(id)?.op {
-            Op::And(left, _) => self.guard(*left),
+            Op::And(left, right) => {
+                let after = || {
+                    let fields = self.cannot_fault(*left)?;
+                    Some(PartGuard::After(
+                        fields.into(),
+                        Box::new(self.guard(*right)?),
+                    ))
+                };
+                match (self.guard(*left), after()) {
+                    (Some(first), Some(then)) => {
+                        Some(PartGuard::Both(Box::new(first), Box::new(then)))
+                    }
+                    (first, then) => first.or(then),
+                }
+            }
             Op::Or(left, right) => Some(PartGuard::Either(
                 Box::new(self.guard(*left)?),
                 Box::new(self.guard(*right)?),
@@ -116,6 +198,7 @@ impl Derive<'_> {
                 [list, elem] => Some(PartGuard::Holds(self.field(*list)?, self.text(*elem)?)),
                 _ => None,
             },
+            Op::Builtin(Builtin::Contains, args) => self.contains(args),
             Op::Builtin(Builtin::StartsWith, args) => match args.as_slice() {
                 [text, prefix] => Some(PartGuard::StartsWith(
                     self.field(*text)?,
@@ -125,9 +208,17 @@ impl Derive<'_> {
             },
             Op::Quantified {
                 quantifier: Quantifier::Any,
+                var,
                 list,
-                ..
-            } => self.field(*list).map(PartGuard::NonEmpty),
+                body,
+            } => {
+                let field = self.field(*list)?;
+                let mut texts = Vec::new();
+                Some(match self.contained_texts(*var, *body, &mut texts) {
+                    Some(()) => PartGuard::AnyContains(field, texts.into()),
+                    None => PartGuard::NonEmpty(field),
+                })
+            }
             _ => None,
         }
     }
@@ -167,8 +258,29 @@ impl PartGuard {
                 _ => true,
             },
             PartGuard::Present(at) => !matches!(field(*at), Some(Json::Null)),
+            PartGuard::Contains(at, needle, default) => match (field(*at), default) {
+                (Some(Json::String(found)), _) => found.contains(&**needle),
+                (Some(Json::Null), Some(default)) => default.contains(&**needle),
+                _ => true,
+            },
+            PartGuard::AnyContains(at, needles) => match field(*at) {
+                Some(Json::Array(items)) => items.iter().any(|item| match item {
+                    Json::String(found) => needles.iter().any(|needle| found.contains(&**needle)),
+                    _ => true,
+                }),
+                _ => true,
+            },
             PartGuard::Either(left, right) => {
                 left.admits(program, part) || right.admits(program, part)
+            }
+            PartGuard::Both(left, right) => {
+                left.admits(program, part) && right.admits(program, part)
+            }
+            PartGuard::After(fields, guard) => {
+                let strings = fields
+                    .iter()
+                    .all(|at| matches!(field(*at), Some(Json::String(_))));
+                !strings || guard.admits(program, part)
             }
         }
     }

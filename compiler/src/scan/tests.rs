@@ -100,3 +100,59 @@ fn a_literal_matches_what_its_pattern_matches() {
         }
     }
 }
+
+/// The guard of each rule of a policy over `shell(...)`, whose rules test `when` conditions.
+fn part_guards(conditions: &[&str]) -> Vec<Option<super::PartGuard>> {
+    let mut text = String::from("tool t { s: string }\n");
+    for (i, condition) in conditions.iter().enumerate() {
+        text.push_str(&format!(
+            "gate g{i} on t\n  for cmd in shell(args.s)\n  when {condition}\n  => \"no\"\n"
+        ));
+    }
+    let compiled =
+        crate::db::Database::default().compile_texts("t", vec![("t.sluice".into(), text)]);
+    let Some(program) = compiled.program else {
+        unreachable!("{:#?}", compiled.diagnostics)
+    };
+    let scans = Scans::build(&program);
+    (0..conditions.len() as u32)
+        .map(|rule| scans.part_guard(rule).cloned())
+        .collect()
+}
+
+/// The shapes the shipped sets write most (a `?? ""` before `contains`, an `any` of `contains`
+/// tests, a `not in` before the test that matters) get a guard; a left operand that may fault
+/// keeps the right one's guard from standing alone.
+#[test]
+fn the_shipped_shapes_of_part_conditions_are_guarded() {
+    use super::PartGuard::{After, AnyContains, Contains, NonEmpty};
+    let field = |name: &str| crate::shell::FIELDS.iter().position(|f| *f == name);
+    let (Some(unresolved), Some(argv), Some(name), Some(writes)) = (
+        field("unresolved"),
+        field("argv"),
+        field("name"),
+        field("writes"),
+    ) else {
+        unreachable!("the part's fields");
+    };
+    let guards = part_guards(&[
+        r#"(cmd.unresolved ?? "").contains("a fork bomb")"#,
+        r#"any(a in cmd.argv, a.contains("169.254") or a.contains("metadata"))"#,
+        r#"cmd.name not in ["ls", "cd"] and any(p in cmd.writes, p == "/")"#,
+        r#"len(cmd.argv) + 9223372036854775807 > 1 and any(p in cmd.writes, p == "/")"#,
+        r#"any(a in cmd.argv, a.contains("x") or a == "y")"#,
+    ]);
+    assert_eq!(
+        guards,
+        vec![
+            Some(Contains(unresolved, "a fork bomb".into(), Some("".into()))),
+            Some(AnyContains(
+                argv,
+                ["169.254".into(), "metadata".into()].into()
+            )),
+            Some(After([name].into(), Box::new(NonEmpty(writes)))),
+            None,
+            Some(NonEmpty(argv)),
+        ]
+    );
+}
