@@ -154,6 +154,16 @@ fn bool_expr(depth: u32) -> BoxedStrategy<String> {
         1 => s.clone().prop_map(|x| format!("{x} in [\"a\", \"/w/x\", \"\"]")),
         1 => s.clone().prop_map(|x| format!("{x} not in args.tags")),
         1 => s.clone().prop_map(|x| format!("path({x}).under(context.workspace)")),
+        // A directory normalized as the call runs: a string, or one joined to a literal suffix
+        // (normal or not, so both the direct answer and the normalizing one are compared).
+        1 => (s.clone(), s.clone(), 0..4usize).prop_map(|(x, y, suffix)| {
+            let suffix = ["", "/x", "/..", "x/"][suffix];
+            if suffix.is_empty() {
+                format!("path({x}).under({y})")
+            } else {
+                format!("path({x}).under({y} + \"{suffix}\")")
+            }
+        }),
         1 => b.clone().prop_map(|x| format!("any(tag in args.tags, tag.starts_with(\"a\") or {x})")),
         1 => b.clone().prop_map(|x| format!("all(k in args.nums, k > 0 and {x})")),
         1 => Just("any(k in [1, 2, args.n], k == (args.m ?? 5))".to_string()),
@@ -195,6 +205,9 @@ fn part_expr() -> BoxedStrategy<String> {
         Just(r#""-r" in cmd.flags"#.to_string()),
         Just(r#""sudo" in cmd.wrappers"#.to_string()),
         Just(r#"any(p in cmd.deletes, p.under(context.workspace))"#.to_string()),
+        Just(r#"any(p in cmd.paths, p.under(context.workspace + "/x"))"#.to_string()),
+        Just(r#"any(p in cmd.paths, p.under((cmd.cwd ?? "") + "/.."))"#.to_string()),
+        Just(r#"any(p in cmd.paths, p.under(cmd.cwd ?? "w"))"#.to_string()),
         Just(r#"any(p in cmd.paths, p.under("/w") and not p.under("/w/x"))"#.to_string()),
         Just(r#"all(w in cmd.argv, len(w) < 4)"#.to_string()),
         Just("len(cmd.argv) > 2".to_string()),

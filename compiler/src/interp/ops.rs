@@ -316,6 +316,37 @@ pub fn elements<'a>(list: &Value<'a>) -> Result<Vec<Value<'a>>, Fault> {
     list.elements().ok_or_else(|| type_fault(0, "a list", list))
 }
 
+/// `subject.under(dir)`, whose directory the checker normalizes (`path(dir)`), or
+/// `subject.under(dir + suffix)`: what [`add`] and [`builtin`] answer, without making the
+/// directory or its normal form when both are strings and the directory is already normal.
+pub fn under_normal<'a>(
+    subject: &Value<'a>,
+    dir: &Value<'a>,
+    suffix: Option<&'a str>,
+) -> OpResult<'a> {
+    if let (Value::Str(text), Value::Str(dir)) = (subject, dir)
+        && path::is_normal_joined(dir, suffix.unwrap_or(""))
+    {
+        // The budget as `path(...)` and then `under` count it.
+        let spent = crate::budget::passed_after(dir.len() + suffix.map_or(0, str::len))
+            || crate::budget::passed_after(text.len());
+        if spent {
+            return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
+        }
+        return Ok(Value::Bool(path::under_joined(
+            text,
+            dir,
+            suffix.unwrap_or(""),
+        )));
+    }
+    let dir = match suffix {
+        Some(suffix) => add(dir, &Value::Str(Cow::Borrowed(suffix)))?,
+        None => dir.clone(),
+    };
+    let normal = builtin(Builtin::Path, &[dir])?;
+    builtin(Builtin::Under, &[subject.clone(), normal])
+}
+
 /// A builtin function applied to its evaluated arguments.
 pub fn builtin<'a, V: Borrow<Value<'a>>>(builtin: Builtin, args: &[V]) -> OpResult<'a> {
     // One condition may call builtins many times over a long argument: past the decision's

@@ -21,14 +21,36 @@ pub fn normalize(path: &str, base: Option<&str>) -> String {
 
 /// Whether `path` is its own normal form: most paths are, and are then copied, not rebuilt.
 fn is_normal(path: &str) -> bool {
-    let body = path.strip_prefix('/').unwrap_or(path);
-    // Bytes, not `str::split`: its pattern searcher cost more than the check itself.
-    path == "/"
-        || (!body.is_empty()
-            && body
-                .as_bytes()
-                .split(|&byte| byte == b'/')
-                .all(|part| !matches!(part, b"" | b"." | b"..")))
+    is_normal_joined(path, "")
+}
+
+/// Whether `dir` + `suffix` is its own normal form, without joining them: `/`, or components
+/// (after one leading `/`) none of which is empty, `.` or `..`.
+pub fn is_normal_joined(dir: &str, suffix: &str) -> bool {
+    let mut bytes = dir.bytes().chain(suffix.bytes()).peekable();
+    if bytes.peek() == Some(&b'/') {
+        bytes.next();
+        if bytes.peek().is_none() {
+            return true;
+        }
+    }
+    // The current component's length, and how many of its bytes are dots.
+    let (mut length, mut dots) = (0usize, 0usize);
+    let settled = |length: usize, dots: usize| length > 0 && !(dots == length && length <= 2);
+    let mut any = false;
+    for byte in bytes {
+        any = true;
+        if byte == b'/' {
+            if !settled(length, dots) {
+                return false;
+            }
+            (length, dots) = (0, 0);
+        } else {
+            length += 1;
+            dots += usize::from(byte == b'.');
+        }
+    }
+    any && settled(length, dots)
 }
 
 /// The normal form of `path`, component by component.
@@ -68,6 +90,19 @@ pub fn under(path: &str, dir: &str) -> bool {
         || path
             .strip_prefix(dir)
             .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// [`under`] of the directory `dir` + `suffix`, without joining them: the shipped sets test
+/// paths against `context.home + "/.ssh"` and the like, a dozen of them per path.
+pub fn under_joined(path: &str, dir: &str, suffix: &str) -> bool {
+    match (dir, suffix) {
+        // `under`'s own cases for `/` and `.`.
+        ("", special) | (special, "") if matches!(special, "/" | ".") => under(path, special),
+        _ => path
+            .strip_prefix(dir)
+            .and_then(|rest| rest.strip_prefix(suffix))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+    }
 }
 
 pub fn file_name(path: &str) -> &str {
@@ -122,6 +157,60 @@ mod tests {
                 || (!body.is_empty() && body.split('/').all(|p| !matches!(p, "" | "." | "..")));
             assert_eq!(is_normal(path), by_components, "{path:?}");
             assert!(!is_normal(path) || rebuild(path) == path, "{path:?}");
+            // Split anywhere, the two halves say what the whole says.
+            for at in 0..=path.len() {
+                let (dir, suffix) = path.split_at(at);
+                assert_eq!(
+                    is_normal_joined(dir, suffix),
+                    by_components,
+                    "{dir:?} {suffix:?}"
+                );
+            }
+        }
+    }
+
+    /// `under` of a joined directory, without joining it, at every split of the directory.
+    #[test]
+    fn under_a_joined_directory_is_under_the_directory_joined() {
+        let dirs = [
+            "/",
+            ".",
+            "",
+            "/w",
+            "/w/project",
+            "/w/",
+            "w",
+            "/home/me/.ssh",
+            "./a",
+        ];
+        let paths = [
+            "/",
+            ".",
+            "",
+            "/w",
+            "/w/project",
+            "/w/project2",
+            "/w/project/a",
+            "/anything",
+            "w/x",
+            "/home/me/.ssh",
+            "/home/me/.sshx",
+            "/home/me/.ssh/id",
+            "..",
+            "./a/b",
+            "a",
+        ];
+        for dir in dirs {
+            for at in 0..=dir.len() {
+                let (base, suffix) = dir.split_at(at);
+                for path in paths {
+                    assert_eq!(
+                        under_joined(path, base, suffix),
+                        under(path, dir),
+                        "{path:?} under {base:?} + {suffix:?}"
+                    );
+                }
+            }
         }
     }
 

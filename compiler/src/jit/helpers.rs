@@ -38,6 +38,9 @@ pub enum Apply {
     Redact = 7,
     /// `extra`: the argv pattern id.
     ArgvMatch = 8,
+    /// `p.under(path(dir))` or `p.under(path(dir + "suffix"))`; `extra`: one more than the
+    /// suffix's constant index, 0 for none.
+    UnderNormal = 9,
 }
 
 /// Where `Apply::Member`'s `extra` keeps the field's position in a part record.
@@ -295,6 +298,13 @@ fn apply<'a>(
                 }
                 builtin => ops::builtin(*builtin, values),
             }
+        }
+        c if c == Apply::UnderNormal as i64 => {
+            let suffix = match extra_index?.checked_sub(1) {
+                Some(index) => Some(&**frame.consts.get(index).ok_or_else(internal)?),
+                None => None,
+            };
+            ops::under_normal(first, second, suffix)
         }
         c if c == Apply::ArgvMatch as i64 => {
             let pattern = frame.program.patterns.get(extra_index?);

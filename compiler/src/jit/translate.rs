@@ -152,6 +152,13 @@ impl FunctionTranslator<'_, '_> {
             Op::Concat(parts) => self.translate_apply(Apply::Concat, 0, parts),
             Op::Add(a, b) => self.translate_apply(Apply::Add, 0, &[*a, *b]),
             Op::In(elem, list) => self.translate_apply(Apply::In, 0, &[*elem, *list]),
+            Op::Builtin(Builtin::Under, args) if self.normalized_dir(args).is_some() => {
+                let Some((path, dir, suffix)) = self.normalized_dir(args) else {
+                    return Err(Untranslatable("internal: no normalized directory".into()));
+                };
+                let extra = suffix.map_or(0, |suffix| self.constants.intern(&suffix) + 1);
+                self.translate_apply(Apply::UnderNormal, extra, &[path, dir])
+            }
             Op::Builtin(builtin, args) => {
                 let position = Builtin::ALL
                     .iter()
@@ -169,6 +176,27 @@ impl FunctionTranslator<'_, '_> {
                 body,
             } => self.translate_quantified(*quantifier, var.0 as usize, *list, *body),
         }
+    }
+
+    /// `under`'s arguments when its directory is normalized as it runs (`path(dir)`, which the
+    /// checker wraps around a directory that is not a literal): the path, the directory and, for
+    /// `path(dir + "suffix")`, the suffix.
+    fn normalized_dir(&self, args: &[NodeId]) -> Option<(NodeId, NodeId, Option<Arc<str>>)> {
+        let [path, dir] = args else {
+            return None;
+        };
+        let Op::Builtin(Builtin::Path, normalized) = &self.rule.node(*dir)?.op else {
+            return None;
+        };
+        let [dir] = normalized.as_slice() else {
+            return None;
+        };
+        if let Op::Add(base, suffix) = &self.rule.node(*dir)?.op
+            && let Op::Const(Const::Str(suffix)) = &self.rule.node(*suffix)?.op
+        {
+            return Some((*path, *base, Some(suffix.clone())));
+        }
+        Some((*path, *dir, None))
     }
 
     fn constant(&mut self, tag: i64, bits: i64) -> Cell {
