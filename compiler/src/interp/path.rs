@@ -21,12 +21,31 @@ pub fn normalize(path: &str, base: Option<&str>) -> String {
 
 /// Whether `path` is its own normal form: most paths are, and are then copied, not rebuilt.
 fn is_normal(path: &str) -> bool {
-    is_normal_joined(path, "")
+    path == "/" || normal_components(path.strip_prefix('/').unwrap_or(path))
 }
 
-/// Whether `dir` + `suffix` is its own normal form, without joining them: `/`, or components
-/// (after one leading `/`) none of which is empty, `.` or `..`.
+/// Whether `body` is one or more components, none of them empty, `.` or `..`.
+fn normal_components(body: &str) -> bool {
+    // Bytes, not `str::split`: its pattern searcher cost more than the check itself.
+    !body.is_empty()
+        && body
+            .as_bytes()
+            .split(|&byte| byte == b'/')
+            .all(|part| !matches!(part, b"" | b"." | b".."))
+}
+
+/// Whether `dir` + `suffix` is its own normal form, without joining them.
 pub fn is_normal_joined(dir: &str, suffix: &str) -> bool {
+    match suffix.strip_prefix('/') {
+        _ if suffix.is_empty() => is_normal(dir),
+        // What policies write, `context.home + "/.ssh"`: a normal directory, then components.
+        Some(rest) if dir != "/" && is_normal(dir) => normal_components(rest),
+        _ => is_normal_streamed(dir, suffix),
+    }
+}
+
+/// [`is_normal`] of `dir` + `suffix`, byte by byte across the two.
+fn is_normal_streamed(dir: &str, suffix: &str) -> bool {
     let mut bytes = dir.bytes().chain(suffix.bytes()).peekable();
     if bytes.peek() == Some(&b'/') {
         bytes.next();
@@ -162,6 +181,11 @@ mod tests {
                 let (dir, suffix) = path.split_at(at);
                 assert_eq!(
                     is_normal_joined(dir, suffix),
+                    by_components,
+                    "{dir:?} {suffix:?}"
+                );
+                assert_eq!(
+                    is_normal_streamed(dir, suffix),
                     by_components,
                     "{dir:?} {suffix:?}"
                 );
