@@ -324,20 +324,17 @@ pub fn under_normal<'a>(
     dir: &Value<'a>,
     suffix: Option<&'a str>,
 ) -> OpResult<'a> {
+    let tail = suffix.unwrap_or("");
     if let (Value::Str(text), Value::Str(dir)) = (subject, dir)
-        && path::is_normal_joined(dir, suffix.unwrap_or(""))
+        && path::is_normal_joined(dir, tail)
     {
         // The budget as `path(...)` and then `under` count it.
-        let spent = crate::budget::passed_after(dir.len() + suffix.map_or(0, str::len))
+        let spent = crate::budget::passed_after(dir.len() + tail.len())
             || crate::budget::passed_after(text.len());
         if spent {
             return Err(Fault::Failed(crate::budget::EXCEEDED.to_string()));
         }
-        return Ok(Value::Bool(path::under_joined(
-            text,
-            dir,
-            suffix.unwrap_or(""),
-        )));
+        return Ok(Value::Bool(path::under_joined(text, dir, tail)));
     }
     let dir = match suffix {
         Some(suffix) => add(dir, &Value::Str(Cow::Borrowed(suffix)))?,

@@ -152,14 +152,13 @@ impl FunctionTranslator<'_, '_> {
             Op::Concat(parts) => self.translate_apply(Apply::Concat, 0, parts),
             Op::Add(a, b) => self.translate_apply(Apply::Add, 0, &[*a, *b]),
             Op::In(elem, list) => self.translate_apply(Apply::In, 0, &[*elem, *list]),
-            Op::Builtin(Builtin::Under, args) if self.normalized_dir(args).is_some() => {
-                let Some((path, dir, suffix)) = self.normalized_dir(args) else {
-                    return Err(Untranslatable("internal: no normalized directory".into()));
-                };
-                let extra = suffix.map_or(0, |suffix| self.constants.intern(&suffix) + 1);
-                self.translate_apply(Apply::UnderNormal, extra, &[path, dir])
-            }
             Op::Builtin(builtin, args) => {
+                if *builtin == Builtin::Under
+                    && let Some((path, dir, suffix)) = self.normalized_dir(args)
+                {
+                    let extra = suffix.map_or(0, |suffix| self.constants.intern(&suffix) + 1);
+                    return self.translate_apply(Apply::UnderNormal, extra, &[path, dir]);
+                }
                 let position = Builtin::ALL
                     .iter()
                     .position(|b| b == builtin)

@@ -3,20 +3,25 @@
 use super::index::literal_pattern;
 use super::{Literal, MAX_SET_PATTERNS, Pattern, Scans};
 
-/// A program with `rules` gates on one field, each testing it for its own regex.
-fn gates_on_one_field(rules: usize) -> Scans {
-    let mut text = String::from("tool t { s: string }\n");
-    for i in 0..rules {
-        text.push_str(&format!(
-            "gate g{i} on t when args.s matches r\"k{i}[0-9]{{3}}\" => \"no\"\n"
-        ));
-    }
+/// The scans of a program of one tool `t { s: string }` and these rules.
+fn scans_of(rules: impl Iterator<Item = String>) -> Scans {
+    let text: String = std::iter::once("tool t { s: string }\n".to_string())
+        .chain(rules)
+        .collect();
     let compiled =
         crate::db::Database::default().compile_texts("t", vec![("t.sluice".into(), text)]);
     let Some(program) = compiled.program else {
         unreachable!("{:#?}", compiled.diagnostics)
     };
     Scans::build(&program)
+}
+
+/// A program with `rules` gates on one field, each testing it for its own regex.
+fn gates_on_one_field(rules: usize) -> Scans {
+    scans_of(
+        (0..rules)
+            .map(|i| format!("gate g{i} on t when args.s matches r\"k{i}[0-9]{{3}}\" => \"no\"\n")),
+    )
 }
 
 /// A field tested for a few regexes is scanned once for all of them with a regex set; one
@@ -103,18 +108,9 @@ fn a_literal_matches_what_its_pattern_matches() {
 
 /// The guard of each rule of a policy over `shell(...)`, whose rules test `when` conditions.
 fn part_guards(conditions: &[&str]) -> Vec<Option<super::PartGuard>> {
-    let mut text = String::from("tool t { s: string }\n");
-    for (i, condition) in conditions.iter().enumerate() {
-        text.push_str(&format!(
-            "gate g{i} on t\n  for cmd in shell(args.s)\n  when {condition}\n  => \"no\"\n"
-        ));
-    }
-    let compiled =
-        crate::db::Database::default().compile_texts("t", vec![("t.sluice".into(), text)]);
-    let Some(program) = compiled.program else {
-        unreachable!("{:#?}", compiled.diagnostics)
-    };
-    let scans = Scans::build(&program);
+    let scans = scans_of(conditions.iter().enumerate().map(|(i, condition)| {
+        format!("gate g{i} on t\n  for cmd in shell(args.s)\n  when {condition}\n  => \"no\"\n")
+    }));
     (0..conditions.len() as u32)
         .map(|rule| scans.part_guard(rule).cloned())
         .collect()
