@@ -3,9 +3,11 @@
 # AddressSanitizer, each from its seeds and with its dictionary; then a table of executions,
 # executions per second, coverage, corpus size and findings per target.
 #
-#   compiler/fuzz/campaign.sh [--smoke] [--seconds N] [TARGET...]
+#   compiler/fuzz/campaign.sh [--smoke] [--seconds N] [--sanitizer none] [TARGET...]
 #
-# --smoke runs each target for 10 s (what CI runs); the default is 600 s. The working corpus
+# --smoke runs each target for 10 s (what CI runs); the default is 600 s. --sanitizer none builds
+# without AddressSanitizer, for long runs: the C code (tree-sitter) is not instrumented either
+# way, and the Rust code is several times faster without it. The working corpus
 # (compiler/fuzz/corpus/TARGET) is kept between runs, so campaigns add up over sessions; a
 # finding lands in compiler/fuzz/artifacts/TARGET/ and makes the script exit 1. Needs the
 # nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
@@ -13,12 +15,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds=600
+sanitizer=address
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) seconds=10 ;;
     --seconds) seconds="$2"; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sanitizer) sanitizer="$2"; shift ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) targets+=("$1") ;;
   esac
   shift
@@ -68,13 +72,13 @@ if [ -n "${FUZZ_TARGET_DIR:-}" ]; then build_dir=(--target-dir "$FUZZ_TARGET_DIR
 # fuzz build (or only this build) on the day it is published.
 cp ../../Cargo.lock Cargo.lock
 
-echo "--- building ${#targets[@]} targets (release, AddressSanitizer)"
+echo "--- building ${#targets[@]} targets (release, sanitizer: $sanitizer)"
 if [ "$named" -eq 0 ]; then
   # All of them in one cargo run, which builds (and links) two at a time.
-  cargo "+$toolchain" fuzz build -O "${build_dir[@]}"
+  cargo "+$toolchain" fuzz build -O -s "$sanitizer" "${build_dir[@]}"
 else
   for target in "${targets[@]}"; do
-    cargo "+$toolchain" fuzz build -O "${build_dir[@]}" "$target"
+    cargo "+$toolchain" fuzz build -O -s "$sanitizer" "${build_dir[@]}" "$target"
   done
 fi
 
@@ -94,7 +98,7 @@ for target in "${targets[@]}"; do
   # quarters of the shell target's time (234 inputs a second, 1,489 without). Growth without
   # bound is still a finding: -rss_limit_mb.
   # shellcheck disable=SC2046 # the seed directories are words
-  cargo "+$toolchain" fuzz run -O "${build_dir[@]}" "$target" "$corpus" $(seeds_of "$target") -- \
+  cargo "+$toolchain" fuzz run -O -s "$sanitizer" "${build_dir[@]}" "$target" "$corpus" $(seeds_of "$target") -- \
     "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -detect_leaks=0 \
     -max_len="$(max_len_of "$target")" -print_final_stats=1 >"$log" 2>&1 || true
   execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
