@@ -11,6 +11,8 @@
 //! not allowed by a rule that allows `ls`, and `npm test && git push --force` asks, naming only
 //! the push.
 
+use std::borrow::Cow;
+
 use super::eval::{EvalError, Evaluation, Facts};
 use super::ops;
 use super::value::Value;
@@ -18,7 +20,7 @@ use crate::check::VarId;
 use crate::decision::{Decision, Match, PartVerdict};
 use crate::ir::{EffectIr, NodeId, Program, RuleIr};
 use crate::jit::NativeFrame;
-use crate::scan::PartGuard;
+use crate::scan::{PartFields, PartGuard};
 
 /// What one per-part rule said of each element of its list.
 pub struct Judged<'a> {
@@ -29,23 +31,49 @@ pub struct Judged<'a> {
 
 /// The lists a stage's per-part rules judged, by their index in [`Program::list_groups`]:
 /// rules that split the same expression (`shell(args.command, …)` in every shell rule)
-/// evaluate it once per call.
+/// evaluate it once per call, and read the fields their guards test once per part.
 #[derive(Default)]
 pub struct JudgedLists<'a> {
-    lists: Vec<Option<Value<'a>>>,
+    lists: Vec<Option<JudgedList<'a>>>,
+}
+
+struct JudgedList<'a> {
+    list: Value<'a>,
+    fields: Option<Vec<PartFields<'a>>>,
 }
 
 impl<'a> JudgedLists<'a> {
     fn get(&self, group: usize) -> Option<Value<'a>> {
-        self.lists.get(group).cloned().flatten()
+        Some(self.lists.get(group)?.as_ref()?.list.clone())
     }
 
     fn keep(&mut self, group: usize, list: &Value<'a>) {
         if self.lists.len() <= group {
-            self.lists.resize(group + 1, None);
+            self.lists.resize_with(group + 1, || None);
         }
         if let Some(slot) = self.lists.get_mut(group) {
-            *slot = Some(list.clone());
+            *slot = Some(JudgedList {
+                list: list.clone(),
+                fields: None,
+            });
+        }
+    }
+
+    /// The fields of each part of `list`, read on the first guard's use of the group's list.
+    fn fields(&mut self, group: Option<usize>, list: &Value<'a>) -> Cow<'_, [PartFields<'a>]> {
+        let read = || -> Vec<PartFields<'a>> {
+            let len = list.list_len().unwrap_or(0);
+            (0..len)
+                .filter_map(|i| list.element(i))
+                .map(|part| PartFields::of(&part))
+                .collect()
+        };
+        match group
+            .and_then(|g| self.lists.get_mut(g))
+            .and_then(Option::as_mut)
+        {
+            Some(kept) => Cow::Borrowed(kept.fields.get_or_insert_with(read)),
+            None => Cow::Owned(read()),
         }
     }
 }
@@ -84,15 +112,21 @@ pub fn judge<'a>(
             span: rule.node(list).map(|n| n.span).unwrap_or_default(),
         });
     };
+    let fields = guard.map(|guard| (guard, judged.fields(group, &list_value)));
     let mut verdicts = Vec::with_capacity(len);
-    for item in (0..len).filter_map(|i| list_value.element(i)) {
+    for (index, item) in (0..len).filter_map(|i| Some((i, list_value.element(i)?))) {
         if crate::budget::passed_after(0) {
             return Err(EvalError {
                 message: crate::budget::EXCEEDED.to_string(),
                 span: rule.meta.span,
             });
         }
-        if guard.is_some_and(|guard| !guard.admits(program, &item)) {
+        let refused = fields.as_ref().is_some_and(|(guard, fields)| {
+            fields
+                .get(index)
+                .is_some_and(|part| !guard.admits(program, part))
+        });
+        if refused {
             verdicts.push(None);
             continue;
         }

@@ -64,7 +64,7 @@ impl ProgramIndex {
                     .filter(|_| rule.per_part.is_none())
                     .and_then(|condition| first_test(program, rule, condition)),
                 says_constant: says_constant(rule),
-                part_guard: parts::guard_of(rule),
+                part_guard: parts::guard_of(program, rule),
             })
             .collect();
         ProgramIndex {

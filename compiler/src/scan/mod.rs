@@ -18,7 +18,7 @@ mod regex_set;
 
 pub use frame::{Chosen, ScanFrame};
 pub use index::ProgramIndex;
-pub use parts::PartGuard;
+pub use parts::{PartFields, PartGuard};
 pub use prefixes::LazyPrefixes;
 pub use regex_set::{LazyRegexSet, RegexSet};
 

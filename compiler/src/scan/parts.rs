@@ -13,16 +13,20 @@
 //! strings. Any other shape (a field of another type, a record that is not a part) says `true`,
 //! and the rule runs as the interpreter says. The reference interpreter has no guards; the
 //! differential tests hold the backends that use them to it.
+//!
+//! A stage reads each part's fields once for all its guards ([`PartFields`]), and the `==` and
+//! `in` tests of one field that an `or` joins are one lookup in one set ([`PartGuard::OneOf`]).
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use serde_json::Value as Json;
 
 use crate::ast::Quantifier;
 use crate::check::{Builtin, Const, VarId};
 use crate::interp::Value;
 use crate::ir::{Node, NodeId, Op, Program, RuleIr, SetId};
-use crate::shell::{FIELDS, field_at};
+use crate::shell::FIELDS;
 
 /// A test of one part that the rule's condition implies.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -46,8 +50,11 @@ pub enum PartGuard {
     /// A list field has a string element that contains one of these texts (an `any` whose
     /// condition is an `or` of such tests of the element).
     AnyContains(usize, Arc<[Arc<str>]>),
-    /// Some guard holds (an `or`).
-    Either(Box<PartGuard>, Box<PartGuard>),
+    /// A string field is one of these texts: the `==` and `in` tests of one field that an `or`
+    /// joins (`cmd.name == "aws" or cmd.name in [...] or ...`), read and hashed once.
+    OneOf(usize, FxHashSet<Arc<str>>),
+    /// Some guard holds (an `or`, its operands' own `or`s flattened).
+    Any(Box<[PartGuard]>),
     /// Both guards hold (an `and`).
     Both(Box<PartGuard>, Box<PartGuard>),
     /// The guard of an `and`'s right operand, after a left operand that cannot fault while
@@ -56,7 +63,7 @@ pub enum PartGuard {
 }
 
 /// The guard of a per-part rule over `shell(...)`, when its condition has one.
-pub fn guard_of(rule: &RuleIr) -> Option<PartGuard> {
+pub fn guard_of(program: &Program, rule: &RuleIr) -> Option<PartGuard> {
     let (var, list) = rule.per_part?;
     let over_shell = matches!(
         rule.node(list).map(|n| &n.op),
@@ -65,10 +72,11 @@ pub fn guard_of(rule: &RuleIr) -> Option<PartGuard> {
     if !over_shell {
         return None;
     }
-    Derive { rule, var }.guard(rule.condition?)
+    Derive { program, rule, var }.guard(rule.condition?)
 }
 
 struct Derive<'r> {
+    program: &'r Program,
     rule: &'r RuleIr,
     var: VarId,
 }
@@ -153,6 +161,60 @@ impl Derive<'_> {
         }
     }
 
+    /// The guard of an `or` of these two: one list of alternatives, and the tests of one field
+    /// against texts merged into one [`PartGuard::OneOf`].
+    fn either(&self, left: PartGuard, right: PartGuard) -> PartGuard {
+        let mut alternatives: Vec<PartGuard> = Vec::new();
+        for guard in [left, right] {
+            match guard {
+                PartGuard::Any(those) => alternatives.extend(those),
+                one => alternatives.push(one),
+            }
+        }
+        let mut merged: Vec<PartGuard> = Vec::with_capacity(alternatives.len());
+        for guard in alternatives {
+            let Some((at, texts)) = self.texts_of(&guard) else {
+                merged.push(guard);
+                continue;
+            };
+            let same_field = merged.iter_mut().find_map(|kept| match kept {
+                PartGuard::OneOf(kept_at, set) if *kept_at == at => Some(set),
+                _ => None,
+            });
+            match same_field {
+                Some(set) => set.extend(texts),
+                None => merged.push(PartGuard::OneOf(at, texts)),
+            }
+        }
+        // A field tested against one set alone keeps the program's set.
+        let merged: Vec<PartGuard> = merged
+            .into_iter()
+            .map(|guard| match guard {
+                PartGuard::OneOf(at, set) if set.len() == 1 => {
+                    let text = set.into_iter().next().unwrap_or_default();
+                    PartGuard::Is(at, text)
+                }
+                guard => guard,
+            })
+            .collect();
+        match <[PartGuard; 1]>::try_from(merged) {
+            Ok([one]) => one,
+            Err(many) => PartGuard::Any(many.into()),
+        }
+    }
+
+    /// The field and the texts of a test of a string field against texts.
+    fn texts_of(&self, guard: &PartGuard) -> Option<(usize, FxHashSet<Arc<str>>)> {
+        match guard {
+            PartGuard::Is(at, text) => Some((*at, std::iter::once(text.clone()).collect())),
+            PartGuard::InSet(at, set) => {
+                Some((*at, self.program.sets.get(set.0 as usize)?.clone()))
+            }
+            PartGuard::OneOf(at, set) => Some((*at, set.clone())),
+            _ => None,
+        }
+    }
+
     fn guard(&self, id: NodeId) -> Option<PartGuard> {
         match &self.node(id)?.op {
             Op::And(left, right) => {
@@ -170,10 +232,10 @@ impl Derive<'_> {
                     (first, then) => first.or(then),
                 }
             }
-            Op::Or(left, right) => Some(PartGuard::Either(
-                Box::new(self.guard(*left)?),
-                Box::new(self.guard(*right)?),
-            )),
+            Op::Or(left, right) => {
+                let (left, right) = (self.guard(*left)?, self.guard(*right)?);
+                Some(self.either(left, right))
+            }
             Op::Member(..) => self.field(id).map(PartGuard::True),
             Op::Eq(a, b) => {
                 let (field, text) = match (self.field(*a), self.field(*b)) {
@@ -224,13 +286,50 @@ impl Derive<'_> {
     }
 }
 
-impl PartGuard {
-    /// Whether the rule may hold for `part`: `false` only when its condition is certainly false.
-    pub fn admits(&self, program: &Program, part: &Value<'_>) -> bool {
+/// The fields of one part, each read once for every guard that tests the part: a call's rules
+/// test the same few fields (the name above all) dozens of times.
+#[derive(Clone, Copy)]
+pub struct PartFields<'r> {
+    /// `None` when the part is not a record, and every guard admits it.
+    fields: Option<[Option<&'r Json>; FIELDS.len()]>,
+}
+
+impl<'r> PartFields<'r> {
+    pub fn of(part: &Value<'r>) -> PartFields<'r> {
         let Value::Json(Json::Object(record)) = part else {
+            return PartFields { fields: None };
+        };
+        // A part record holds its fields in the order of FIELDS: one walk reads them all (the
+        // map's iterator has no quicker way to the n-th entry). Any other record by name.
+        let mut fields = [None; FIELDS.len()];
+        let in_order = record.len() == FIELDS.len()
+            && fields
+                .iter_mut()
+                .zip(record)
+                .zip(FIELDS)
+                .all(|((slot, (key, value)), name)| {
+                    *slot = Some(value);
+                    key == name
+                });
+        if !in_order {
+            for (slot, name) in fields.iter_mut().zip(FIELDS) {
+                *slot = record.get(*name);
+            }
+        }
+        PartFields {
+            fields: Some(fields),
+        }
+    }
+}
+
+impl PartGuard {
+    /// Whether the rule may hold for the part whose fields these are: `false` only when its
+    /// condition is certainly false.
+    pub fn admits(&self, program: &Program, part: &PartFields<'_>) -> bool {
+        let Some(fields) = &part.fields else {
             return true;
         };
-        let field = |index: usize| -> Option<&Json> { field_at(record, FIELDS.get(index)?, index) };
+        let field = |index: usize| -> Option<&Json> { *fields.get(index)? };
         match self {
             PartGuard::Is(at, text) => match field(*at) {
                 Some(Json::String(found)) => found == &**text,
@@ -270,8 +369,12 @@ impl PartGuard {
                 }),
                 _ => true,
             },
-            PartGuard::Either(left, right) => {
-                left.admits(program, part) || right.admits(program, part)
+            PartGuard::OneOf(at, texts) => match field(*at) {
+                Some(Json::String(found)) => texts.contains(found.as_str()),
+                _ => true,
+            },
+            PartGuard::Any(alternatives) => {
+                alternatives.iter().any(|guard| guard.admits(program, part))
             }
             PartGuard::Both(left, right) => {
                 left.admits(program, part) && right.admits(program, part)

@@ -117,11 +117,11 @@ fn part_guards(conditions: &[&str]) -> Vec<Option<super::PartGuard>> {
 }
 
 /// The shapes the shipped sets write most (a `?? ""` before `contains`, an `any` of `contains`
-/// tests, a `not in` before the test that matters) get a guard; a left operand that may fault
-/// keeps the right one's guard from standing alone.
+/// tests, a `not in` before the test that matters, an `or` of the names a rule is about) get a
+/// guard; a left operand that may fault keeps the right one's guard from standing alone.
 #[test]
 fn the_shipped_shapes_of_part_conditions_are_guarded() {
-    use super::PartGuard::{After, AnyContains, Contains, NonEmpty};
+    use super::PartGuard::{After, Any, AnyContains, Contains, NonEmpty, OneOf};
     let field = |name: &str| crate::shell::FIELDS.iter().position(|f| *f == name);
     let (Some(unresolved), Some(argv), Some(name), Some(writes)) = (
         field("unresolved"),
@@ -137,7 +137,10 @@ fn the_shipped_shapes_of_part_conditions_are_guarded() {
         r#"cmd.name not in ["ls", "cd"] and any(p in cmd.writes, p == "/")"#,
         r#"len(cmd.argv) + 9223372036854775807 > 1 and any(p in cmd.writes, p == "/")"#,
         r#"any(a in cmd.argv, a.contains("x") or a == "y")"#,
+        r#"cmd.name == "aws" or (cmd.name in ["az", "gcloud"] or cmd.name == "vault")"#,
+        r#"cmd.name == "git" or any(p in cmd.writes, true) or cmd.name == "jj""#,
     ]);
+    let names = |names: &[&str]| names.iter().map(|&name| name.into()).collect();
     assert_eq!(
         guards,
         vec![
@@ -149,6 +152,10 @@ fn the_shipped_shapes_of_part_conditions_are_guarded() {
             Some(After([name].into(), Box::new(NonEmpty(writes)))),
             None,
             Some(NonEmpty(argv)),
+            Some(OneOf(name, names(&["aws", "az", "gcloud", "vault"]))),
+            Some(Any(
+                [OneOf(name, names(&["git", "jj"])), NonEmpty(writes)].into()
+            )),
         ]
     );
 }
