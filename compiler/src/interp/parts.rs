@@ -22,11 +22,14 @@ use crate::ir::{EffectIr, NodeId, Program, RuleIr};
 use crate::jit::NativeFrame;
 use crate::scan::{PartFields, PartGuard};
 
-/// What one per-part rule said of each element of its list.
+/// What one per-part rule said of each element of its list: how many parts it judged, and the
+/// ones it matched, in part order. Most rules match no part of most lines, and then this holds
+/// no allocation.
 pub struct Judged<'a> {
     rule: u32,
     list: Value<'a>,
-    verdicts: Vec<Option<Match>>,
+    parts: usize,
+    matched: Vec<(usize, Match)>,
 }
 
 /// The lists a stage's per-part rules judged, by their index in [`Program::list_groups`]:
@@ -113,7 +116,7 @@ pub fn judge<'a>(
         });
     };
     let fields = guard.map(|guard| (guard, judged.fields(group, &list_value)));
-    let mut verdicts = Vec::with_capacity(len);
+    let mut matched = Vec::new();
     for (index, item) in (0..len).filter_map(|i| Some((i, list_value.element(i)?))) {
         if crate::budget::passed_after(0) {
             return Err(EvalError {
@@ -127,7 +130,6 @@ pub fn judge<'a>(
                 .is_some_and(|part| !guard.admits(program, part))
         });
         if refused {
-            verdicts.push(None);
             continue;
         }
         let natively = native
@@ -142,7 +144,6 @@ pub fn judge<'a>(
             }
         };
         if !holds {
-            verdicts.push(None);
             continue;
         }
         let (effect, message) = match rule.effects.first() {
@@ -160,16 +161,20 @@ pub fn judge<'a>(
             }
             None => None,
         };
-        verdicts.push(Some(Match {
-            rule: rule.meta.clone(),
-            effect,
-            reason,
-        }));
+        matched.push((
+            index,
+            Match {
+                rule: rule.meta.clone(),
+                effect,
+                reason,
+            },
+        ));
     }
     Ok(Judged {
         rule: rule.index,
         list: list_value,
-        verdicts,
+        parts: len,
+        matched,
     })
 }
 
@@ -205,16 +210,24 @@ pub fn rule_matches(
         Some(EffectIr::Deny(_) | EffectIr::Ask(_) | EffectIr::Veto(_))
     );
     Ok(if allows {
-        !judged.verdicts.is_empty() && judged.verdicts.iter().all(Option::is_some)
+        judged.parts > 0 && judged.matched.len() == judged.parts
     } else {
-        judged.verdicts.iter().any(Option::is_some)
+        !judged.matched.is_empty()
     })
 }
 
 impl<'a> Judged<'a> {
     /// A per-part gate's veto: the message it gave the first part it vetoed, in part order.
     pub fn veto(&self) -> Option<&Match> {
-        self.verdicts.iter().flatten().next()
+        self.matched.first().map(|(_, found)| found)
+    }
+
+    /// The rule's match on the part at `index`, if it matched that part.
+    fn found(&self, index: usize) -> Option<&Match> {
+        self.matched
+            .iter()
+            .find(|(at, _)| *at == index)
+            .map(|(_, found)| found)
     }
 
     /// The list whose parts the rule judged.
@@ -230,7 +243,7 @@ impl<'a> Judged<'a> {
             .iter()
             .enumerate()
             .filter_map(|(index, item)| {
-                let found = self.verdicts.get(index).and_then(Option::as_ref);
+                let found = self.found(index);
                 (every || found.is_some()).then_some((index, item, found))
             })
             .map(|(index, item, found)| PartVerdict {
@@ -284,15 +297,20 @@ pub(super) fn label(item: &Value<'_>) -> String {
 /// The per-part rules' matches on the whole call (with their rule positions, for set order) and
 /// every part's verdict, in part order.
 pub fn combine(judged: Vec<Judged<'_>>) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
-    let mut groups: Vec<Vec<Judged<'_>>> = Vec::new();
-    for rule in judged {
+    // Usually every rule judged the one list of the call's command line: one group.
+    let mut groups: Vec<Vec<&Judged<'_>>> = Vec::new();
+    for rule in &judged {
         match groups.iter_mut().find(|group| {
             group
                 .first()
                 .is_some_and(|g| same_list(&g.list, &rule.list))
         }) {
             Some(group) => group.push(rule),
-            None => groups.push(vec![rule]),
+            None => {
+                let mut group = Vec::with_capacity(judged.len());
+                group.push(rule);
+                groups.push(group);
+            }
         }
     }
     let mut whole = Vec::new();
@@ -313,7 +331,7 @@ pub(super) fn same_list(a: &Value<'_>, b: &Value<'_>) -> bool {
     }
 }
 
-fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
+fn combine_group(group: &[&Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) {
     // The rules of a group judged equal lists: the parts are named once, from the first.
     let labels: Vec<String> = group
         .first()
@@ -326,7 +344,7 @@ fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) 
         // The strictest match of the part; the first in set order among equals.
         let mut best: Option<&Match> = None;
         for judged in group {
-            if let Some(Some(found)) = judged.verdicts.get(index)
+            if let Some(found) = judged.found(index)
                 && best.is_none_or(|b| found.effect > b.effect)
             {
                 best = Some(found);
@@ -347,7 +365,7 @@ fn combine_group(group: &[Judged<'_>]) -> (Vec<(u32, Match)>, Vec<PartVerdict>) 
     // allowed one.
     let mut whole: Vec<(u32, Match)> = Vec::new();
     for judged in group {
-        let said = judged.verdicts.iter().flatten().find(|m| {
+        let said = judged.matched.iter().map(|(_, m)| m).find(|m| {
             if restrictive {
                 m.effect >= Decision::Ask
             } else {

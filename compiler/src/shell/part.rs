@@ -72,10 +72,11 @@ fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -
         .iter()
         .map(|r| json!({ "fd": r.fd, "op": r.op, "target": r.target, "path": r.path }))
         .collect();
-    // Built directly rather than through `json!` (serde's serializer) and into a map of the
-    // final size: a decision builds one record per part of every command line.
-    let mut part = Map::with_capacity(FIELDS.len());
-    let fields = [
+    // Built directly rather than through `json!` (serde's serializer), from a copy of a record
+    // that holds every field already: a decision builds one record per part of every command
+    // line, and a copy does not hash the twenty names again.
+    let mut part = empty_record().clone();
+    let fields: [Json; FIELDS.len()] = [
         Json::String(display(command)),
         Json::String(command.name.clone()),
         strings(command.argv.iter().cloned()),
@@ -97,10 +98,21 @@ fn part_json(command: &SimpleCommand, table: &EffectTable, home: Option<&str>) -
         Json::Bool(effects.known || (command.name.is_empty() && command.unresolved.is_none())),
         Json::Bool(effects.read_only),
     ];
-    for (name, value) in FIELDS.iter().zip(fields) {
-        part.insert((*name).to_string(), value);
+    for (slot, value) in part.values_mut().zip(fields) {
+        *slot = value;
     }
     Json::Object(part)
+}
+
+/// A part record with every field of [`FIELDS`], in order, each `null`.
+fn empty_record() -> &'static Map<String, Json> {
+    static EMPTY: std::sync::OnceLock<Map<String, Json>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| {
+        FIELDS
+            .iter()
+            .map(|name| ((*name).to_string(), Json::Null))
+            .collect()
+    })
 }
 
 fn strings(items: impl IntoIterator<Item = String>) -> Json {
